@@ -1,0 +1,14 @@
+"""minishare: a hand-written autograd and Transformer for learning how parameter sharing makes
+Transformers smaller (ALBERT, the Universal Transformer, Takase & Kiyono).
+
+    import minishare
+    x = minishare.tensor([[1.0, 2.0]], requires_grad=True)
+    (x * x).sum().backward()      # x.grad == 2x
+"""
+from minishare import backend
+from minishare.gradcheck import GradcheckError, gradcheck
+from minishare.random import manual_seed
+from minishare.tensor import Function, Tensor, is_grad_enabled, no_grad, tensor
+
+__all__ = ["backend", "Tensor", "Function", "tensor", "no_grad", "is_grad_enabled", "gradcheck",
+           "GradcheckError", "manual_seed"]

@@ -1,0 +1,130 @@
+"""Which array library minishare computes with.
+
+Every op asks this module for its array library, ``backend.xp``, at call time; no other module
+imports NumPy for its math. Three backends exist:
+
+* ``"numpy"``  the default; arrays live in host memory.
+* ``"cupy"``   the same code on an NVIDIA GPU (CuPy mirrors NumPy's API).
+* ``"strict"`` a CPU stand-in for CuPy: NumPy underneath, but its arrays refuse to mix with plain
+               NumPy arrays, as CuPy's do. Running the test suite under it
+               (``MINISHARE_BACKEND=strict pytest``) catches host/device mixing without a GPU.
+
+Choose with the environment variable ``MINISHARE_BACKEND`` before import, or at run time with
+``minishare.backend.use("cupy")``. Switch before building a model: arrays made under one backend
+are not moved when you switch.
+
+Data crosses between host and device only through :func:`asarray` (host -> backend) and
+:func:`to_numpy` (backend -> host), so every transfer is explicit.
+"""
+import math
+import os
+
+import numpy
+
+NAMES = ("numpy", "cupy", "strict")
+
+xp = numpy             # the array module every op uses
+name = "numpy"         # the name of the active backend
+default_dtype = numpy.float32   # parameters and data given as Python floats
+
+
+def use(backend_name):
+    """Make ``backend_name`` ("numpy", "cupy" or "strict") the array library from now on."""
+    global xp, name
+    if backend_name not in NAMES:
+        raise ValueError(f"unknown backend {backend_name!r}: choose one of {', '.join(NAMES)}")
+    if backend_name == "numpy":
+        xp = numpy
+    elif backend_name == "strict":
+        from minishare import _strict
+        xp = _strict
+    else:
+        xp = _import_cupy()
+    name = backend_name
+    return xp
+
+
+def _import_cupy():
+    try:
+        import cupy
+    except ImportError as err:
+        raise RuntimeError("backend 'cupy' asked for, but CuPy is not installed "
+                           "(pip install cupy-cuda12x, matching your CUDA)") from err
+    try:
+        n_gpus = cupy.cuda.runtime.getDeviceCount()
+    except Exception as err:  # CUDA driver missing or broken
+        raise RuntimeError(f"backend 'cupy' asked for, but CUDA reports no usable GPU: {err}") from err
+    if n_gpus == 0:
+        raise RuntimeError("backend 'cupy' asked for, but no GPU is visible")
+    return cupy
+
+
+def is_array(obj):
+    """True if ``obj`` is an array of the active backend."""
+    return isinstance(obj, xp.ndarray)
+
+
+def asarray(data, dtype=None):
+    """Move host data (a list, a number, a NumPy array) to the active backend: the one explicit
+    host -> device transfer. Python floats become ``default_dtype``; arrays keep their dtype."""
+    if isinstance(data, xp.ndarray):
+        return data if dtype is None else data.astype(dtype, copy=False)
+    host = numpy.asarray(data, dtype=dtype)
+    if dtype is None and host.dtype == numpy.float64 and not isinstance(data, numpy.ndarray):
+        host = host.astype(default_dtype)   # lists and Python floats: float32, as in PyTorch
+    return host if xp is numpy else xp.asarray(host)
+
+
+def to_numpy(array):
+    """Copy a backend array to host memory as a NumPy array: the one explicit device -> host
+    transfer."""
+    if isinstance(array, numpy.ndarray):
+        return array
+    if name == "cupy":
+        return array.get()
+    return xp.to_numpy(array)
+
+
+def scatter_add(target, index, values):
+    """``target[index] += values`` where repeated indices accumulate (unlike ``+=`` with
+    fancy indexing, which keeps one write per index). In place."""
+    if name == "cupy":
+        import cupyx
+        cupyx.scatter_add(target, index, values)
+    else:
+        xp.add.at(target, index, values)
+
+
+def erf(x):
+    """The error function, elementwise: the exact GELU needs it and NumPy has none."""
+    if name == "cupy":
+        import cupyx.scipy.special
+        return cupyx.scipy.special.erf(x)
+    host = to_numpy(x)
+    try:
+        from scipy.special import erf as host_erf   # optional and fast
+    except ImportError:
+        host_erf = numpy.vectorize(math.erf, otypes=[host.dtype])
+    return asarray(host_erf(host).astype(host.dtype))
+
+
+_rng = None
+_rng_backend = None
+
+
+def rng():
+    """The backend's random generator (dropout masks). Seed it with :func:`minishare.manual_seed`."""
+    if _rng is None or _rng_backend != name:
+        seed(0)
+    return _rng
+
+
+def seed(value):
+    """Reset the backend's random generator to ``value``."""
+    global _rng, _rng_backend
+    _rng, _rng_backend = xp.random.default_rng(value), name
+    return _rng
+
+
+if os.environ.get("MINISHARE_BACKEND"):
+    use(os.environ["MINISHARE_BACKEND"])

@@ -1,0 +1,119 @@
+"""Model configurations, with the field names of the reference ALBERT configuration
+(``albert_config.json`` of google-research/albert and Hugging Face's ``AlbertConfig``) plus the
+sharing fields this course adds."""
+import dataclasses
+
+from minishare import sharing
+from minishare.nn.transformer import ACTIVATIONS, NORM_POSITIONS
+
+
+@dataclasses.dataclass
+class AlbertConfig:
+    """An ALBERT (or BERT, when E = H and nothing is shared) encoder.
+
+    V = vocab_size, E = embedding_size, H = hidden_size, N = num_hidden_layers, M = num_unique_layers.
+    ``sharing`` is a strategy of ``minishare.sharing`` ("all-shared", "not-shared",
+    "shared-attention", "shared-ffn", "sequence", "cycle", "cycle-rev", "universal") or an explicit
+    schedule; ``num_unique_layers`` is M for the Takase & Kiyono strategies. ``norm_position`` is
+    "post" (BERT, ALBERT) or "pre".
+    """
+    vocab_size: int = 30000
+    embedding_size: int = 128
+    hidden_size: int = 768
+    num_hidden_layers: int = 12
+    num_attention_heads: int = 12
+    intermediate_size: int = 3072
+    hidden_act: str = "gelu_new"
+    max_position_embeddings: int = 512
+    type_vocab_size: int = 2
+    layer_norm_eps: float = 1e-12
+    hidden_dropout_prob: float = 0.0
+    attention_probs_dropout_prob: float = 0.0
+    initializer_range: float = 0.02
+    sharing: object = "all-shared"
+    num_unique_layers: object = None
+    norm_position: str = "post"
+    timestep_signal: bool = False
+    tie_word_embeddings: bool = True
+
+    def __post_init__(self):
+        validate(self)
+
+    def plan(self):
+        """The sharing plan of the encoder's N positions."""
+        return sharing.Plan.build(self.sharing, self.num_hidden_layers, self.num_unique_layers)
+
+    @classmethod
+    def from_preset(cls, name, **overrides):
+        """A named configuration (``minishare.models.presets.PRESETS``) with fields overridden."""
+        from minishare.models.presets import PRESETS
+        if name not in PRESETS:
+            raise ValueError(f"unknown preset {name!r}; presets: {', '.join(PRESETS)}")
+        return cls(**{**PRESETS[name], **overrides})
+
+    def to_dict(self):
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass
+class TransformerConfig:
+    """An encoder-decoder (translation-like tasks) or a decoder-only language model with sinusoidal
+    positions (Vaswani et al., 2017), as in Takase & Kiyono's experiments. ``num_hidden_layers`` is
+    N for the encoder (and the decoder-only LM); ``num_decoder_layers`` defaults to N. The same
+    sharing plan shape is applied to encoder and decoder, as in the paper."""
+    vocab_size: int = 1000
+    embedding_size: object = None          # None: E = H, no factorization
+    hidden_size: int = 128
+    num_hidden_layers: int = 4
+    num_decoder_layers: object = None
+    num_attention_heads: int = 4
+    intermediate_size: int = 512
+    hidden_act: str = "relu"
+    max_position_embeddings: int = 512
+    layer_norm_eps: float = 1e-5
+    hidden_dropout_prob: float = 0.0
+    attention_probs_dropout_prob: float = 0.0
+    initializer_range: float = 0.02
+    sharing: object = "not-shared"
+    num_unique_layers: object = None
+    norm_position: str = "pre"
+    tie_word_embeddings: bool = True
+    pad_token_id: int = 0
+
+    def __post_init__(self):
+        if self.embedding_size is None:
+            self.embedding_size = self.hidden_size
+        if self.num_decoder_layers is None:
+            self.num_decoder_layers = self.num_hidden_layers
+        validate(self)
+
+    def plan(self, n_layers=None):
+        return sharing.Plan.build(self.sharing, n_layers or self.num_hidden_layers, self.num_unique_layers)
+
+    def to_dict(self):
+        return dataclasses.asdict(self)
+
+
+def validate(config):
+    """Refuse impossible configurations with a message naming the field."""
+    name = type(config).__name__
+    for field in ("vocab_size", "embedding_size", "hidden_size", "num_hidden_layers",
+                  "num_attention_heads", "intermediate_size", "max_position_embeddings"):
+        value = getattr(config, field)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name}.{field} must be a positive int, got {value!r}")
+    if config.hidden_size % config.num_attention_heads:
+        raise ValueError(f"{name}: num_attention_heads={config.num_attention_heads} does not divide "
+                         f"hidden_size={config.hidden_size}")
+    if config.hidden_act not in ACTIVATIONS:
+        raise ValueError(f"{name}.hidden_act must be one of {', '.join(ACTIVATIONS)}, got {config.hidden_act!r}")
+    if config.norm_position not in NORM_POSITIONS:
+        raise ValueError(f"{name}.norm_position must be 'post' or 'pre', got {config.norm_position!r}")
+    for field in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
+        if not 0 <= getattr(config, field) < 1:
+            raise ValueError(f"{name}.{field} must lie in [0, 1), got {getattr(config, field)}")
+    M, N = config.num_unique_layers, config.num_hidden_layers
+    if M is not None and (not isinstance(M, int) or M < 1 or M > N):
+        raise ValueError(f"{name}.num_unique_layers (M) must be an int with 1 <= M <= N = "
+                         f"num_hidden_layers = {N}, got {M!r}")
+    config.plan()   # raises, naming the rule, for an unknown strategy or an impossible (M, N)

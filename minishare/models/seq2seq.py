@@ -1,0 +1,117 @@
+"""The encoder-decoder (translation-like tasks, Takase & Kiyono's setting) and the decoder-only
+language model. Both tie the output projection to the input word embeddings by default; with a
+factorized embedding (E < H) the output first maps H -> E, then scores against the V × E table."""
+from minishare import backend, functional as F
+from minishare.models.config import TransformerConfig
+from minishare.models.embeddings import TokenEmbeddings
+from minishare.models.outputs import ModelOutput
+from minishare.nn import Linear, Module, causal_mask, decoder, encoder, init, padding_mask
+from minishare.tensor import Tensor, no_grad
+
+
+class OutputProjection(Module):
+    """h (B, T, H) -> logits (B, T, V): [H -> E when factorized], then the V × E matrix, which is
+    the word-embedding table itself when tied."""
+
+    def __init__(self, config, word_embeddings):
+        super().__init__()
+        E, H = config.embedding_size, config.hidden_size
+        self.dense = Linear(H, E, bias=False) if E != H else None
+        self.decoder = Linear(E, config.vocab_size, bias=False)
+        if config.tie_word_embeddings:
+            self.decoder.weight = word_embeddings.weight               # (V, E), shared
+
+    def forward(self, h):
+        return self.decoder(h if self.dense is None else self.dense(h))
+
+
+def _stack_args(config):
+    return dict(hidden_size=config.hidden_size, num_heads=config.num_attention_heads,
+                intermediate_size=config.intermediate_size, hidden_act=config.hidden_act,
+                norm_position=config.norm_position, hidden_dropout=config.hidden_dropout_prob,
+                attention_dropout=config.attention_probs_dropout_prob, eps=config.layer_norm_eps)
+
+
+def _loss(logits, labels):
+    """Mean cross-entropy over positions whose label is not -100."""
+    labels = labels if isinstance(labels, Tensor) else Tensor(labels)
+    V = logits.shape[-1]
+    return F.cross_entropy(logits.reshape(-1, V), labels.reshape(-1))
+
+
+class EncoderDecoderModel(Module):
+    """Source ids (B, S) and target-input ids (B, T) -> logits (B, T, V). One vocabulary and one
+    embedding table for source, target and output, as in Takase & Kiyono's WMT setup. The encoder
+    and the decoder each follow the configured plan (the paper applies the same assignment to both)."""
+
+    def __init__(self, config):
+        super().__init__()
+        if not isinstance(config, TransformerConfig):
+            raise TypeError(f"EncoderDecoderModel needs a TransformerConfig, got {type(config).__name__}")
+        self.config = config
+        self.embeddings = TokenEmbeddings(config)
+        self.encoder = encoder(config.plan(config.num_hidden_layers), **_stack_args(config))
+        self.decoder = decoder(config.plan(config.num_decoder_layers), **_stack_args(config))
+        self.lm_head = OutputProjection(config, self.embeddings.word_embeddings)
+        init.bert_init_(self, std=config.initializer_range)
+
+    def encode(self, input_ids, attention_mask=None):
+        mask = None if attention_mask is None else padding_mask(attention_mask)
+        memory = self.encoder(self.embeddings(input_ids), {"attention": {"mask": mask}, "ffn": {}})
+        return memory, mask
+
+    def decode(self, decoder_input_ids, memory, memory_mask):
+        T = decoder_input_ids.shape[1]
+        inputs = {"attention": {"mask": causal_mask(T)},
+                  "cross_attention": {"mask": memory_mask, "context": memory}, "ffn": {}}
+        return self.lm_head(self.decoder(self.embeddings(decoder_input_ids), inputs))   # (B, T, V)
+
+    def forward(self, input_ids, decoder_input_ids, attention_mask=None, labels=None):
+        memory, mask = self.encode(input_ids, attention_mask)
+        logits = self.decode(decoder_input_ids, memory, mask)
+        return ModelOutput(logits=logits, loss=None if labels is None else _loss(logits, labels))
+
+    def generate(self, input_ids, bos_id, eos_id, max_length, attention_mask=None):
+        """Greedy decoding: start from BOS, append the most likely token until every sequence has
+        produced EOS or ``max_length`` tokens. -> (B, ≤ max_length) ids after BOS (a host array)."""
+        xp = backend.xp
+        with no_grad():
+            memory, mask = self.encode(input_ids, attention_mask)
+            B = memory.shape[0]
+            out = xp.full((B, 1), bos_id, dtype=xp.int64)
+            done = xp.zeros(B, dtype=bool)
+            for _ in range(max_length):
+                next_ids = self.decode(out, memory, mask).data[:, -1].argmax(axis=-1)   # (B,)
+                next_ids = xp.where(done, eos_id, next_ids)
+                out = xp.concatenate([out, next_ids[:, None]], axis=1)
+                done = done | (next_ids == eos_id)
+                if bool(done.all()):
+                    break
+        return backend.to_numpy(out[:, 1:])
+
+
+class DecoderLM(Module):
+    """A decoder-only (GPT-style) language model: ids (B, T) -> logits (B, T, V) for the next
+    token. With ``labels`` (usually the input ids themselves) the loss compares the logits at t
+    with the label at t + 1, as Hugging Face's causal LMs do."""
+
+    def __init__(self, config):
+        super().__init__()
+        if not isinstance(config, TransformerConfig):
+            raise TypeError(f"DecoderLM needs a TransformerConfig, got {type(config).__name__}")
+        self.config = config
+        self.embeddings = TokenEmbeddings(config)
+        self.decoder = decoder(config.plan(config.num_hidden_layers), cross_attention=False,
+                               **_stack_args(config))
+        self.lm_head = OutputProjection(config, self.embeddings.word_embeddings)
+        init.bert_init_(self, std=config.initializer_range)
+
+    def forward(self, input_ids, labels=None):
+        T = input_ids.shape[1]
+        h = self.decoder(self.embeddings(input_ids), {"attention": {"mask": causal_mask(T)}, "ffn": {}})
+        logits = self.lm_head(h)                                         # (B, T, V)
+        loss = None
+        if labels is not None:
+            labels = labels if isinstance(labels, Tensor) else Tensor(labels)
+            loss = _loss(logits[:, :-1], labels[:, 1:])
+        return ModelOutput(logits=logits, loss=loss)

@@ -1,0 +1,127 @@
+"""Residual sublayers and the encoder and decoder stacks, with sharing decided by a plan.
+
+Each of the N layer positions runs components, each wrapped in a residual connection and a
+LayerNorm, in one of two arrangements (Xiong et al., 2020, compare them):
+
+    Post-LN  (Vaswani et al. 2017; BERT; ALBERT):  x ← LN(x + Dropout(f(x)))
+    Pre-LN   (Takase & Kiyono report both):        x ← x + Dropout(f(LN(x)))   and a final LN
+
+A component's parameter set (ALBERT's unit of sharing) is the sublayer f together with its
+LayerNorm. The stacks build each distinct set once and ask the plan (``minishare.sharing``) which
+set serves which position; they never look at the strategy's name.
+"""
+from minishare import backend, functional as F
+from minishare.nn.attention import MultiHeadAttention, causal_mask
+from minishare.nn.container import ModuleList
+from minishare.nn.layers import Dropout, LayerNorm, Linear
+from minishare.nn.module import Module
+
+ACTIVATIONS = {
+    "gelu": F.gelu,
+    "gelu_new": lambda x: F.gelu(x, approximate="tanh"),   # ALBERT v2 and BERT's TF code
+    "relu": F.relu,
+    "tanh": F.tanh,
+}
+NORM_POSITIONS = ("post", "pre")
+
+
+class Residual(Module):
+    """One component in its residual connection: Post-LN or Pre-LN around ``sublayer``."""
+
+    def __init__(self, sublayer, hidden_size, norm_position, dropout, eps):
+        super().__init__()
+        if norm_position not in NORM_POSITIONS:
+            raise ValueError(f"norm_position must be 'post' or 'pre', got {norm_position!r}")
+        self.sublayer, self.norm_position = sublayer, norm_position
+        self.LayerNorm = LayerNorm(hidden_size, eps=eps)
+        self.dropout = Dropout(dropout)
+
+    def forward(self, x, *args, **kwargs):
+        if self.norm_position == "post":
+            return self.LayerNorm(x + self.dropout(self.sublayer(x, *args, **kwargs)))
+        return x + self.dropout(self.sublayer(self.LayerNorm(x), *args, **kwargs))
+
+
+class FFN(Module):
+    """The position-wise feed-forward network: FFN(x) = W₂ act(W₁ x + b₁) + b₂,
+    H -> intermediate_size -> H. x (B, T, H) -> (B, T, H)."""
+
+    def __init__(self, hidden_size, intermediate_size, hidden_act):
+        super().__init__()
+        if hidden_act not in ACTIVATIONS:
+            raise ValueError(f"hidden_act must be one of {', '.join(ACTIVATIONS)}, got {hidden_act!r}")
+        self.hidden_act = hidden_act
+        self.ffn = Linear(hidden_size, intermediate_size)
+        self.ffn_output = Linear(intermediate_size, hidden_size)
+
+    def forward(self, x):
+        return self.ffn_output(ACTIVATIONS[self.hidden_act](self.ffn(x)))
+
+
+def timestep_signal(t, T, H, dtype):
+    """The Universal Transformer's coordinate embedding (Dehghani et al., 2018, Sec. 2.1), added
+    before recurrence step t:  P[p, 2j] = sin(p/10000^(2j/H)) + sin(t/10000^(2j/H)),
+    P[p, 2j+1] = cos(p/10000^(2j/H)) + cos(t/10000^(2j/H)).  -> (T, H), H even."""
+    xp = backend.xp
+    freq = 1.0 / 10000.0 ** (xp.arange(0, H, 2) / H)                    # (H/2,)
+    angles = xp.arange(T)[:, None] * freq                                # (T, H/2)
+    signal = xp.zeros((T, H), dtype=dtype)
+    signal[:, 0::2] = xp.sin(angles) + xp.sin(t * freq)
+    signal[:, 1::2] = xp.cos(angles) + xp.cos(t * freq)
+    return signal
+
+
+class Stack(Module):
+    """N positions served by the distinct component sets the plan asks for.
+
+    ``components`` lists (name, make) pairs in the order a layer runs them; ``make()`` builds one
+    parameter set of that component. Position i runs ``sets[name][plan.index(name, i)]``.
+    """
+
+    def __init__(self, plan, components, hidden_size, norm_position, dropout, eps, timestep=False):
+        super().__init__()
+        self.plan, self.order, self.timestep = plan, [name for name, _ in components], timestep
+        for name, make in components:
+            residuals = [Residual(make(), hidden_size, norm_position, dropout, eps)
+                         for _ in range(plan.n_sets(name))]
+            setattr(self, f"{name}_sets", ModuleList(residuals))
+        self.final_norm = LayerNorm(hidden_size, eps=eps) if norm_position == "pre" else None
+
+    def forward(self, x, inputs, output_hidden_states=False):
+        """x (B, T, H); ``inputs[name]`` are the extra arguments of that component (masks, the
+        encoder output). Returns the output, and with ``output_hidden_states`` also the list of
+        the N + 1 states between layers (the input of layer i is states[i], its output states[i+1])."""
+        states = [x]
+        for i in range(self.plan.n_layers):
+            if self.timestep:
+                x = x + timestep_signal(i, x.shape[1], x.shape[2], x.dtype)
+            for name in self.order:
+                x = getattr(self, f"{name}_sets")[self.plan.index(name, i)](x, **inputs[name])
+            states.append(x)
+        if self.final_norm is not None:
+            x = self.final_norm(x)
+        return (x, states) if output_hidden_states else x
+
+
+def encoder(plan, hidden_size, num_heads, intermediate_size, hidden_act="gelu", norm_position="post",
+            hidden_dropout=0.0, attention_dropout=0.0, eps=1e-12, timestep=False):
+    """An encoder stack: self-attention, then FFN, at every position."""
+    return Stack(plan, [
+        ("attention", lambda: MultiHeadAttention(hidden_size, num_heads, attention_dropout)),
+        ("ffn", lambda: FFN(hidden_size, intermediate_size, hidden_act)),
+    ], hidden_size, norm_position, hidden_dropout, eps, timestep)
+
+
+def decoder(plan, hidden_size, num_heads, intermediate_size, hidden_act="gelu", norm_position="post",
+            hidden_dropout=0.0, attention_dropout=0.0, eps=1e-12, cross_attention=True):
+    """A decoder stack: masked self-attention, cross-attention to the encoder (unless
+    ``cross_attention`` is False: a decoder-only LM), then FFN."""
+    components = [("attention", lambda: MultiHeadAttention(hidden_size, num_heads, attention_dropout))]
+    if cross_attention:
+        components.append(("cross_attention",
+                           lambda: MultiHeadAttention(hidden_size, num_heads, attention_dropout)))
+    components.append(("ffn", lambda: FFN(hidden_size, intermediate_size, hidden_act)))
+    return Stack(plan, components, hidden_size, norm_position, hidden_dropout, eps)
+
+
+__all__ = ["Residual", "FFN", "Stack", "encoder", "decoder", "causal_mask", "timestep_signal"]

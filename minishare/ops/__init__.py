@@ -1,0 +1,12 @@
+"""The differentiable ops, one per class: forward and backward side by side (see ``Function`` in
+``minishare.tensor``). ``minishare.functional`` offers them under PyTorch's names."""
+from minishare.ops.cross_entropy import CrossEntropy
+from minishare.ops.dropout import Dropout
+from minishare.ops.elementwise import Add, Div, Mul, Neg, Pow, Sub, Where, unbroadcast
+from minishare.ops.embedding import Embedding
+from minishare.ops.layer_norm import LayerNorm
+from minishare.ops.matmul import Linear, MatMul
+from minishare.ops.nonlinear import GELU, Exp, Log, ReLU, Sqrt, Tanh
+from minishare.ops.reduce import Max, Sum, mean, var
+from minishare.ops.shape import Concatenate, GetItem, Reshape, Stack, Transpose, split
+from minishare.ops.softmax import LogSoftmax, Softmax

@@ -1,0 +1,50 @@
+"""Cross-entropy loss from logits, PyTorch's ``F.cross_entropy`` convention."""
+from minishare import backend
+from minishare.tensor import Function
+
+
+class CrossEntropy(Function):
+    """loss_n = -log softmax(logits_n)[target_n] = log Σ_c exp(z_nc) - z_n,target_n.
+
+    logits (N, C), target (N,) integer class ids -> a scalar (reduction "mean" or "sum") or (N,)
+    ("none"). Rows whose target equals ``ignore_index`` (-100 by default: unmasked MLM positions)
+    contribute neither loss nor gradient; "mean" averages over the other rows only. If every row is
+    ignored the mean is defined as 0 (PyTorch returns NaN), so a batch without targets cannot turn
+    training into NaN.  dL/dz_n = (softmax(z_n) - onehot(target_n)) · (upstream gradient).
+    """
+
+    def forward(self, logits, target, ignore_index=-100, reduction="mean"):
+        xp = backend.xp
+        if logits.ndim != 2 or target.shape != logits.shape[:1]:
+            raise ValueError(f"cross_entropy: expected logits (N, C) and target (N,), got "
+                             f"{tuple(logits.shape)} and {tuple(target.shape)}; reshape "
+                             "(B, T, C) logits with .reshape(-1, C) and targets with .reshape(-1)")
+        if target.dtype.kind not in "iu":
+            raise TypeError(f"cross_entropy: target must hold integer class ids, got {target.dtype}")
+        if reduction not in ("mean", "sum", "none"):
+            raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+        N, C = logits.shape
+        self.valid = target != ignore_index                            # (N,)
+        if bool(((target < 0) | (target >= C))[self.valid].any()):
+            raise IndexError(f"cross_entropy: target ids must lie in [0, {C}) or equal "
+                             f"ignore_index={ignore_index}")
+        safe_target = xp.where(self.valid, target, 0)
+        shifted = logits - logits.max(axis=1, keepdims=True)           # (N, C)
+        e = xp.exp(shifted)
+        total = e.sum(axis=1, keepdims=True)                           # (N, 1)
+        self.p = e / total                                             # softmax, (N, C)
+        rows = xp.arange(N)
+        losses = (xp.log(total[:, 0]) - shifted[rows, safe_target]) * self.valid   # (N,)
+        self.rows, self.target, self.reduction = rows, safe_target, reduction
+        self.count = max(int(self.valid.sum()), 1)
+        if reduction == "none":
+            return losses
+        return losses.sum() / self.count if reduction == "mean" else losses.sum()
+
+    def backward(self, grad):
+        dz = self.p.copy()
+        dz[self.rows, self.target] -= 1
+        dz *= self.valid[:, None]
+        scale = grad[:, None] if self.reduction == "none" else \
+            (grad / self.count if self.reduction == "mean" else grad)
+        return dz * scale, None

@@ -1,0 +1,26 @@
+"""Embedding lookup: rows of a weight matrix picked by integer ids."""
+from minishare import backend
+from minishare.tensor import Function
+
+
+class Embedding(Function):
+    """y[..., :] = W[ids[...], :].  ids (...) integers in [0, V), W (V, E) -> y (..., E).
+
+    Backward scatter-adds each output row's gradient into the row of W it came from; an id that
+    appears k times collects the sum of k gradients (a plain ``grad_W[ids] = g`` would keep one).
+    """
+
+    def forward(self, ids, weight):
+        if ids.dtype.kind not in "iu":
+            raise TypeError(f"embedding: ids must be integers, got dtype {ids.dtype}")
+        V = weight.shape[0]
+        if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= V):
+            raise IndexError(f"embedding: ids must lie in [0, {V}) for a table of {V} rows, "
+                             f"got values from {int(ids.min())} to {int(ids.max())}")
+        self.ids, self.weight_shape = ids, weight.shape
+        return weight[ids]                                             # (..., E)
+
+    def backward(self, grad):
+        grad_w = backend.xp.zeros(self.weight_shape, dtype=grad.dtype)   # (V, E)
+        backend.scatter_add(grad_w, self.ids.reshape(-1), grad.reshape(-1, grad.shape[-1]))
+        return None, grad_w

@@ -1,0 +1,213 @@
+"""The autograd engine: ``Tensor``, ``Function`` and ``backward()``.
+
+A Tensor wraps an array of the backend (``.data``). When a Function (an op) combines tensors that
+require gradients, its output remembers the Function, and the Function remembers its inputs: the
+computation graph. ``loss.backward()`` walks that graph from the loss back to the leaves in reverse
+topological order, asking each Function to map the gradient of its output to gradients of its
+inputs (the chain rule), and adds what arrives at a leaf into the leaf's ``.grad``.
+
+Two rules carry the whole course on parameter sharing:
+
+* Gradients accumulate. A tensor used k times receives the sum of the k gradients, which is exactly
+  d(loss)/d(shared weight) by the multivariable chain rule.
+* A second ``backward()`` without zeroing adds to ``.grad`` again, as PyTorch does (that is how
+  gradient accumulation over micro-batches works). Call ``zero_grad()`` between steps.
+
+Only leaves (tensors created by the user, such as parameters) keep ``.grad``; gradients of
+intermediate results live only while ``backward()`` runs.
+"""
+import contextlib
+
+from minishare import backend
+
+_grad_enabled = True
+
+
+@contextlib.contextmanager
+def no_grad():
+    """Inside ``with no_grad():`` ops record no graph (evaluation, optimizer updates)."""
+    global _grad_enabled
+    previous, _grad_enabled = _grad_enabled, False
+    try:
+        yield
+    finally:
+        _grad_enabled = previous
+
+
+def is_grad_enabled():
+    return _grad_enabled
+
+
+class Tensor:
+    """An array with an optional gradient and, if it was computed, the op that made it.
+
+    ``data``          the backend array (NumPy, CuPy or strict)
+    ``grad``          an array of the same shape and backend, or None until backward() reaches it
+    ``requires_grad`` whether backward() should compute a gradient for it
+    """
+
+    def __init__(self, data, requires_grad=False, dtype=None, _ctx=None):
+        if isinstance(data, Tensor):
+            data = data.data
+        self.data = backend.asarray(data, dtype=dtype)
+        if requires_grad and self.data.dtype.kind != "f":
+            raise TypeError(f"only floating-point tensors can require gradients, got {self.data.dtype}")
+        self.requires_grad = requires_grad
+        self.grad = None
+        self._ctx = _ctx          # the Function that produced this tensor (None for a leaf)
+
+    # --- array attributes -------------------------------------------------------------------
+    shape = property(lambda self: tuple(self.data.shape))
+    ndim = property(lambda self: self.data.ndim)
+    dtype = property(lambda self: self.data.dtype)
+    size = property(lambda self: int(self.data.size))
+    is_leaf = property(lambda self: self._ctx is None)
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __repr__(self):
+        grad = ", requires_grad=True" if self.requires_grad else ""
+        return f"tensor({self.data!r}{grad})"
+
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        if self.size != 1:
+            raise ValueError(f"item() needs a tensor with one element, got shape {self.shape}")
+        return self.data.item()
+
+    def numpy(self):
+        """A host NumPy copy of the data (an explicit device -> host transfer on a GPU)."""
+        return backend.to_numpy(self.data)
+
+    def detach(self):
+        """The same data, cut from the graph: no gradient flows back through the result."""
+        return Tensor(self.data)
+
+    # --- backward -----------------------------------------------------------------------------
+    def backward(self, grad=None):
+        """Accumulate d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires a gradient.
+
+        ``grad`` is the gradient of some final scalar with respect to ``self`` (the cotangent); it
+        may be omitted only when ``self`` has one element (then it is 1).
+        """
+        if not self.requires_grad:
+            raise RuntimeError("backward() on a tensor that does not require grad: no input of "
+                               "the computation had requires_grad=True (or it ran under no_grad())")
+        if grad is None:
+            if self.size != 1:
+                raise RuntimeError(f"backward() without a gradient needs a one-element tensor, "
+                                   f"got shape {self.shape}; pass grad= of that shape")
+            grad = backend.xp.ones_like(self.data)
+        else:
+            grad = grad.data if isinstance(grad, Tensor) else backend.asarray(grad, dtype=self.dtype)
+            if tuple(grad.shape) != self.shape:
+                raise ValueError(f"backward(): grad has shape {tuple(grad.shape)}, tensor has {self.shape}")
+
+        pending = {id(self): grad}   # gradients of intermediate results, consumed in order
+        for node in reversed(_topological_order(self)):
+            g = pending.pop(id(node), None)
+            if g is None:
+                continue
+            if node._ctx is None:            # a leaf
+                node.grad = accumulate(node.grad, g)
+                continue
+            for parent, pg in zip(node._ctx.inputs, node._ctx.backward(g)):
+                if pg is not None and parent.requires_grad:
+                    pending[id(parent)] = accumulate(pending.get(id(parent)), pg)
+
+    # --- operators (the ops live in minishare.ops; these are shorthands) --------------------
+    def __add__(self, other): return ops.Add.apply(self, other)
+    def __radd__(self, other): return ops.Add.apply(other, self)
+    def __sub__(self, other): return ops.Sub.apply(self, other)
+    def __rsub__(self, other): return ops.Sub.apply(other, self)
+    def __mul__(self, other): return ops.Mul.apply(self, other)
+    def __rmul__(self, other): return ops.Mul.apply(other, self)
+    def __truediv__(self, other): return ops.Div.apply(self, other)
+    def __rtruediv__(self, other): return ops.Div.apply(other, self)
+    def __neg__(self): return ops.Neg.apply(self)
+    def __pow__(self, exponent): return ops.Pow.apply(self, exponent=exponent)
+    def __matmul__(self, other): return ops.MatMul.apply(self, other)
+    def __rmatmul__(self, other): return ops.MatMul.apply(other, self)
+    def __getitem__(self, index): return ops.GetItem.apply(self, index=index)
+
+    def sum(self, axis=None, keepdims=False): return ops.Sum.apply(self, axis=axis, keepdims=keepdims)
+    def mean(self, axis=None, keepdims=False): return ops.mean(self, axis=axis, keepdims=keepdims)
+    def max(self, axis=None, keepdims=False): return ops.Max.apply(self, axis=axis, keepdims=keepdims)
+    def var(self, axis=None, keepdims=False, ddof=0): return ops.var(self, axis, keepdims, ddof)
+    def exp(self): return ops.Exp.apply(self)
+    def log(self): return ops.Log.apply(self)
+    def sqrt(self): return ops.Sqrt.apply(self)
+    def tanh(self): return ops.Tanh.apply(self)
+    def relu(self): return ops.ReLU.apply(self)
+
+    def reshape(self, *shape):
+        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        return ops.Reshape.apply(self, shape=tuple(shape))
+
+    def transpose(self, *axes):
+        axes = axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
+        return ops.Transpose.apply(self, axes=tuple(axes) if axes else None)
+
+    @property
+    def T(self):
+        return self.transpose()
+
+
+def accumulate(total, grad):
+    """The sum rule of reverse mode: a tensor used several times gets the sum of the gradients of
+    its uses. (Assigning instead of adding would keep only the last use: sharing would break.)"""
+    return grad.copy() if total is None else total + grad
+
+
+def _topological_order(root):
+    """Every tensor the root depends on that requires grad, each after all of its inputs.
+    Iterative depth-first search, so deep (many-layer) graphs do not hit Python's recursion limit."""
+    order, visited, stack = [], set(), [(root, False)]
+    while stack:
+        node, inputs_done = stack.pop()
+        if inputs_done:
+            order.append(node)
+            continue
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
+        stack.append((node, True))
+        if node._ctx is not None:
+            stack.extend((p, False) for p in node._ctx.inputs
+                         if p.requires_grad and id(p) not in visited)
+    return order
+
+
+class Function:
+    """One differentiable op: ``forward`` on arrays, and ``backward`` from the output's gradient
+    to one gradient per tensor input (None where there is none), side by side in one class.
+
+    Subclasses implement ``forward(self, *arrays, **options)``, saving on ``self`` what backward
+    needs, and ``backward(self, grad)``. Users call ``SomeOp.apply(*tensors, **options)``; a plain
+    Python number among the inputs becomes a constant of the tensors' float dtype, so ``x * 2``
+    keeps float32 (or float64) rather than promoting.
+    """
+
+    @classmethod
+    def apply(cls, *inputs, **options):
+        float_dtype = next((x.dtype for x in inputs if isinstance(x, Tensor) and x.dtype.kind == "f"), None)
+        tensors = tuple(x if isinstance(x, Tensor) else
+                        Tensor(x, dtype=float_dtype if isinstance(x, (int, float)) else None)
+                        for x in inputs)
+        ctx = cls()
+        data = ctx.forward(*(t.data for t in tensors), **options)
+        requires_grad = _grad_enabled and any(t.requires_grad for t in tensors)
+        if not requires_grad:
+            return Tensor(data)
+        ctx.inputs = tensors
+        return Tensor(data, requires_grad=True, _ctx=ctx)
+
+
+def tensor(data, requires_grad=False, dtype=None):
+    """Make a leaf tensor. Python floats (and lists of them) become float32; arrays keep their
+    dtype, so ``tensor(np.ones(3))`` is float64, as with ``torch.tensor`` and ``np.asarray``."""
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+
+
+from minishare import ops  # noqa: E402  (ops need Tensor and Function, defined above)
