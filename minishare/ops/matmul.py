@@ -37,13 +37,17 @@ class Linear(Function):
         if weight.ndim != 2 or x.shape[-1] != weight.shape[1]:
             raise ValueError(f"linear: input of shape {tuple(x.shape)} does not fit a weight of "
                              f"shape {tuple(weight.shape)} (out_features, in_features)")
-        self.x, self.weight, self.has_bias = x, weight, bias is not None
-        y = x @ weight.T                                      # (..., out)
-        return y + bias if self.has_bias else y
+        # Rows are folded into one matrix: a single 2-D product is much faster in BLAS than a
+        # stack of small ones.
+        self.x2 = x.reshape(-1, x.shape[-1])                  # (rows, in)
+        self.weight, self.has_bias, self.lead = weight, bias is not None, x.shape[:-1]
+        y = self.x2 @ weight.T                                # (rows, out)
+        if self.has_bias:
+            y += bias
+        return y.reshape(*self.lead, weight.shape[0])         # (..., out)
 
     def backward(self, grad):
         g2 = grad.reshape(-1, grad.shape[-1])                 # (rows, out)
-        x2 = self.x.reshape(-1, self.x.shape[-1])             # (rows, in)
-        grad_x = grad @ self.weight                           # (..., in)
-        grad_w = g2.T @ x2                                    # (out, in)
+        grad_x = (g2 @ self.weight).reshape(*self.lead, -1)   # (..., in)
+        grad_w = g2.T @ self.x2                               # (out, in)
         return (grad_x, grad_w, g2.sum(axis=0)) if self.has_bias else (grad_x, grad_w)

@@ -73,7 +73,7 @@ class GELU(Function):
     def forward(self, x, approximate="none"):
         xp, self.x, self.approximate = backend.xp, x, approximate
         if approximate == "tanh":
-            self.t = xp.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3))
+            self.t = xp.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * (x * x * x)))
             return 0.5 * x * (1 + self.t)
         if approximate == "none":
             self.cdf = 0.5 * (1 + backend.erf(x / math.sqrt(2)))

@@ -1,0 +1,20 @@
+"""Host-side data for minishare: corpora, a BPE tokenizer, ALBERT pre-training examples (MLM with
+SOP or NSP) and toy sequence-to-sequence tasks. Everything here produces NumPy int64 arrays and
+needs only NumPy and the standard library; the model side moves them to its backend."""
+from minishare.data.corpus import (EVENTS, default_corpus, grammar_corpus, load_text,
+                                   split_sentences)
+from minishare.data.pretraining import (IGNORE_INDEX, PretrainingData, collate, mask_tokens,
+                                        ngram_probabilities, segment_pairs, select_spans,
+                                        split_documents)
+from minishare.data.seq2seq import (BOS_ID, EOS_ID, PAD_ID, AdditionTask, CopyTask, ReverseTask,
+                                    ScanTask, SortTask, get_task)
+from minishare.data.tokenizer import SPECIAL_TOKENS, Tokenizer, pretokenize
+
+__all__ = [
+    "default_corpus", "grammar_corpus", "load_text", "split_sentences", "EVENTS",
+    "Tokenizer", "SPECIAL_TOKENS", "pretokenize",
+    "PretrainingData", "split_documents", "segment_pairs", "select_spans", "mask_tokens",
+    "ngram_probabilities", "collate", "IGNORE_INDEX",
+    "get_task", "CopyTask", "ReverseTask", "SortTask", "AdditionTask", "ScanTask",
+    "PAD_ID", "BOS_ID", "EOS_ID",
+]

@@ -1,0 +1,274 @@
+"""Text to train on, without downloading anything: a corpus is a list of documents, and a document
+is a list of sentences (str) in their original order, the shape the pre-training scripts of BERT
+and ALBERT read (one sentence per line, documents separated by blank lines).
+
+- ``default_corpus()``: real English prose that ships with every CPython install: the
+  documentation topics of ``pydoc_data.topics`` (the text ``help("if")`` prints) and the docstrings
+  of the standard-library modules. Each section of a topic and each module docstring is one
+  document. On CPython 3.11.7 it holds 298 documents, 3,328 sentences and 58,585
+  whitespace-separated words (360,481 characters; 46,679 of the words come from the topics), a
+  small corpus, sized for NumPy on a laptop. Other Python versions ship slightly different
+  documentation, so these numbers move a little with the interpreter.
+- ``load_text(path)``: documents from your own UTF-8 text file or folder of ``.txt`` files.
+- ``grammar_corpus(n_documents, seed)``: synthetic stories from a small grammar with known
+  structure (subject-verb agreement across relative clauses, events in a fixed temporal order), so
+  that both the masked-word and the sentence-order task have an answer a small model can learn.
+"""
+import ast
+import functools
+import re
+import sys
+import sysconfig
+import tokenize
+from pathlib import Path
+
+import numpy as np
+
+# A sentence ends at ., ! or ? followed by space and a capital, digit, quote or bracket; "e.g." and
+# "i.e." are the abbreviations the documentation uses mid-sentence.
+_SENTENCE_END = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<=[.!?])\s+(?=[A-Z0-9\"“(\[])")
+
+
+def split_sentences(text):
+    """Split running text into sentences with the simple rule above; whitespace runs become one
+    space. ``split_sentences("It runs.  Then it stops.") == ["It runs.", "Then it stops."]``."""
+    text = " ".join(text.split())
+    return [s for s in _SENTENCE_END.split(text) if s]
+
+
+# ---------------------------------------------------------------- the default corpus
+
+_HEADING_RULE = re.compile(r"^([*=\-~^])\1{2,}$")   # the underline of a section title
+_LIST_MARKER = re.compile(r"^(\d+\.|\*|-)\s+")
+# Inline markup, matched left to right so that a literal such as "**" is read as a literal: pydoc's
+# "code" quotes, **strong**, *emphasis*, ``code`` and :role:`target` (module docstrings), and
+# footnote references [5]. Each is replaced by its content.
+_MARKUP = re.compile(r'"(?P<literal>[^"]+)"'
+                     r"|\*\*(?P<strong>[^*]+)\*\*"
+                     r"|(?<!\w)\*(?P<emphasis>[^*\s][^*]*?)\*(?!\w)"
+                     r"|``(?P<code>[^`]+)``"
+                     r"|:\w+:`(?P<role>[^`]+)`"
+                     r"|\s\[\d+\]")
+_LEFTOVER = re.compile(r'["*`]')   # still there after the cleanup: the sentence is code, not prose
+_TERMINAL = re.compile(r"[.!?][)\"”’]*$")
+_MIN_WORDS = 3
+
+
+def _indent(line):
+    return len(line) - len(line.lstrip(" "))
+
+
+def _paragraphs(text):
+    """Blocks of non-blank lines; a section title (a line over a rule of *, =, - ...) is a block of
+    its own even where no blank line sets it apart."""
+    block = []
+    for line in text.splitlines() + [""]:
+        stripped = line.strip()
+        if block and _HEADING_RULE.match(stripped):   # the line above is a title
+            if len(block) > 1:
+                yield block[:-1]
+            yield [block[-1], stripped]
+            block = []
+        elif stripped:
+            block.append(line.rstrip())
+        elif block:
+            yield block
+            block = []
+
+
+def _clean_sections(text):
+    """Split documentation text at its section titles and keep only its prose.
+
+    Dropped: titles, tables, and every block indented deeper than a paragraph that ends with a
+    colon (code examples, grammar rules, "See also:" lists); the rest is joined into sentences with
+    the markup removed. Sentences without end punctuation (signatures, leftovers) or with fewer
+    than three words are dropped too. Returns a list of sections, each a list of sentences.
+    """
+    sections, sentences = [], []
+    code_indent = None   # blocks indented at least this deep are the example after a colon
+    for block in _paragraphs(text):
+        if len(block) == 2 and _HEADING_RULE.match(block[1].strip()):
+            sections.append(sentences)
+            sentences, code_indent = [], None
+            continue
+        first = block[0]
+        if code_indent is not None and _indent(first) >= code_indent:
+            continue
+        code_indent = None
+        if first.lstrip().startswith(("+", "|", ">>>")):
+            continue
+        marker = _LIST_MARKER.match(first.lstrip())
+        content_indent = _indent(first) + (marker.end() if marker else 0)
+        # Join the wrapped lines; textwrap breaks hyphenated words after the hyphen ("re-|raises").
+        prose = re.sub(r"(?<=\w-)\n(?=\w)", "", "\n".join(line.strip() for line in block))
+        prose = prose.replace("\n", " ")
+        if marker:
+            prose = prose[marker.end():]
+        if prose.endswith(":"):
+            code_indent = content_indent + 1
+        prose = _MARKUP.sub(lambda m: m.group(m.lastgroup) if m.lastgroup else "", prose)
+        sentences += [s for s in split_sentences(prose) if _TERMINAL.search(s)
+                      and len(s.split()) >= _MIN_WORDS and not _LEFTOVER.search(s)]
+    sections.append(sentences)
+    return sections
+
+
+def _module_docstrings():
+    """The docstring of each public standard-library module, read from its source file with the
+    tokenizer (nothing is imported, so no module runs), in sorted module order."""
+    stdlib = Path(sysconfig.get_path("stdlib"))
+    for name in sorted(sys.stdlib_module_names):
+        if name.startswith("_") or name in ("this", "antigravity"):
+            continue
+        for path in (stdlib / f"{name}.py", stdlib / name / "__init__.py"):
+            if path.is_file():
+                yield _first_string(path)
+                break
+
+
+def _first_string(path):
+    """The module docstring of a source file: its first token, if that is a string literal."""
+    with tokenize.open(path) as f:
+        for token in tokenize.generate_tokens(f.readline):
+            if token.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE):
+                continue
+            if token.type == tokenize.STRING:
+                value = ast.literal_eval(token.string)
+                return value if isinstance(value, str) else ""
+            return ""
+    return ""
+
+
+@functools.lru_cache(maxsize=1)
+def _default_corpus():
+    from pydoc_data.topics import topics
+    texts = [topics[key] for key in sorted(topics)] + list(_module_docstrings())
+    return tuple(tuple(section) for text in texts for section in _clean_sections(text)
+                 if len(section) >= 2)
+
+
+def default_corpus():
+    """The built-in English corpus (see the module docstring): a list of documents, each a list of
+    at least two sentences. Deterministic for a given Python install; built once per process."""
+    return [list(document) for document in _default_corpus()]
+
+
+# ---------------------------------------------------------------- your own text
+
+def load_text(path):
+    """Documents from a UTF-8 text file, or from every ``*.txt`` file of a folder (sorted by name).
+
+    Documents are separated by blank lines; the lines of one document are joined and split into
+    sentences with ``split_sentences``. Raises ``FileNotFoundError`` for a missing path and
+    ``ValueError`` for a file that is not UTF-8, a file with no text, or a folder with no ``.txt``
+    file, each naming the file.
+    """
+    path = Path(path)
+    if path.is_dir():
+        files = sorted(path.glob("*.txt"))
+        if not files:
+            raise ValueError(f"{path}: folder contains no .txt file")
+    elif path.is_file():
+        files = [path]
+    else:
+        raise FileNotFoundError(f"{path}: no such file or folder")
+    documents = []
+    for file in files:
+        try:
+            text = file.read_text(encoding="utf-8")
+        except UnicodeDecodeError as error:
+            raise ValueError(f"{file}: not UTF-8 text ({error.reason} at byte {error.start})"
+                             ) from None
+        found = [split_sentences(" ".join(block)) for block in _paragraphs(text)]
+        if not found:
+            raise ValueError(f"{file}: contains no text")
+        documents += found
+    return documents
+
+
+# ---------------------------------------------------------------- the grammar corpus
+
+_NOUNS = ("cat", "dog", "farmer", "teacher", "bird", "baker", "king", "girl", "boy", "fox")
+_PLURAL_NOUNS = ("cats", "dogs", "farmers", "teachers", "birds", "bakers", "kings", "girls", "boys",
+                 "foxes")
+_RELATIVE_VERBS = (("sees", "see"), ("chases", "chase"), ("likes", "like"), ("feeds", "feed"),
+                   ("follows", "follow"), ("watches", "watch"))
+# Verbs are (singular, plural) pairs, so verb[int(plural)] agrees with a subject.
+# The script of a day, in temporal order: (singular verb phrase, plural verb phrase, takes object).
+EVENTS = (
+    ("wakes up", "wake up", False),
+    ("eats breakfast", "eat breakfast", False),
+    ("feeds", "feed", True),
+    ("walks to the market", "walk to the market", False),
+    ("meets", "meet", True),
+    ("buys some bread", "buy some bread", False),
+    ("helps", "help", True),
+    ("goes home", "go home", False),
+    ("cooks dinner", "cook dinner", False),
+    ("visits", "visit", True),
+    ("sings a song", "sing a song", False),
+    ("falls asleep", "fall asleep", False),
+)
+_CONNECTIVES = ("Then", "Later", "After that")
+_RELATIVE_PROB = 0.4   # chance that a noun phrase carries a relative clause (halved per level)
+_MAX_DEPTH = 2
+
+
+def _noun_phrase(rng, plural, depth=0):
+    """"the N", sometimes followed by a relative clause about it."""
+    nouns = _PLURAL_NOUNS if plural else _NOUNS
+    return ["the", nouns[rng.integers(len(nouns))]] + _relative_clause(rng, plural, depth)
+
+
+def _relative_clause(rng, head_plural, depth):
+    """Nothing, or a clause whose verb agrees with its own subject: subject relative "that chases
+    the cats" (the verb agrees with the head noun) or object relative "that the cats chase"."""
+    if depth >= _MAX_DEPTH or rng.random() >= _RELATIVE_PROB / 2 ** depth:
+        return []
+    verb = _RELATIVE_VERBS[rng.integers(len(_RELATIVE_VERBS))]
+    inner_plural = bool(rng.random() < 0.5)
+    inner = _noun_phrase(rng, inner_plural, depth + 1)
+    if rng.random() < 0.5:
+        return ["that", verb[int(head_plural)], *inner]
+    return ["that", *inner, verb[int(inner_plural)]]
+
+
+def _story(rng):
+    """One document: a protagonist living through 4 to 8 events of the script, in script order."""
+    plural = bool(rng.random() < 0.5)
+    noun = (_PLURAL_NOUNS if plural else _NOUNS)[rng.integers(len(_NOUNS))]
+    pronoun = "they" if plural else ("he", "she")[rng.integers(2)]
+    n_events = int(rng.integers(4, 9))
+    events = np.sort(rng.choice(len(EVENTS), size=n_events, replace=False))
+    sentences = []
+    for i, event in enumerate(events):
+        if i == 0:
+            subject = ["the", noun] + _relative_clause(rng, plural, 0)   # first mention
+        elif rng.random() < 0.5:
+            subject = [pronoun]
+        else:
+            subject = ["the", noun]
+        singular_phrase, plural_phrase, transitive = EVENTS[event]
+        words = subject + [plural_phrase if plural else singular_phrase]
+        if transitive:
+            words += _noun_phrase(rng, bool(rng.random() < 0.5))
+        if i > 0 and rng.random() < 0.3:
+            words = [_CONNECTIVES[rng.integers(len(_CONNECTIVES))] + ","] + words
+        sentence = " ".join(words) + "."
+        sentences.append(sentence[0].upper() + sentence[1:])
+    return sentences
+
+
+def grammar_corpus(n_documents, seed=0):
+    """``n_documents`` synthetic stories, deterministic for a given ``seed``.
+
+    Each story follows one protagonist (singular or plural) through 4 to 8 events of ``EVENTS``,
+    always in the script's order (one wakes up before falling asleep), so swapping two segments of
+    a story is detectable: sentence-order prediction is learnable. Verbs agree in number with their
+    subject, also across relative clauses nested up to two deep ("The dog that the cats chase
+    wakes up."), a classic probe of what masked-word prediction learns.
+    """
+    if n_documents < 1:
+        raise ValueError(f"n_documents must be at least 1, got {n_documents}")
+    rng = np.random.default_rng(seed)
+    return [_story(rng) for _ in range(n_documents)]

@@ -1,0 +1,269 @@
+"""ALBERT pre-training examples: segment pairs for SOP or NSP, masked for MLM, batched in NumPy.
+
+Following the reference data pipeline of ALBERT (Lan et al., 2019, Sec. 3.1 and 4.1), which
+extends BERT's (Devlin et al., 2019, Sec. 3.1):
+
+1. Segments. Consecutive sentences of one document are packed until they reach a target length
+   (``max_seq_length - 3``, or with probability ``short_seq_prob`` a random shorter one); the chunk
+   is cut at a random sentence boundary into segment A and segment B. The input reads
+   ``[CLS] A [SEP] B [SEP]``, with token_type_ids 0 for ``[CLS] A [SEP]`` and 1 for ``B [SEP]``.
+2. Sentence-level task, as Hugging Face names the labels:
+   - SOP (ALBERT): ``sentence_order_label`` 0 = A then B as in the text; 1 = the same two
+     segments swapped. Probability 0.5 each.
+   - NSP (BERT): ``next_sentence_label`` 0 = B is the true continuation; 1 = B is taken from another
+     document (and the sentences it replaced are used for the next pair). Probability 0.5 each.
+3. MLM. 15% of the maskable tokens (every token except [CLS], [SEP], [PAD] and [UNK]) are selected,
+   at least one per example; of those 80% become [MASK], 10% a random non-special token and 10%
+   stay. ``labels`` holds the original id at selected positions and -100 elsewhere. With
+   ``max_ngram = 3`` (ALBERT's n-gram masking) whole spans of n <= 3 consecutive tokens are
+   selected, n drawn with p(n) = (1/n) / Σ_k 1/k = 6/11, 3/11, 2/11; ``max_ngram = 1`` is BERT.
+
+Everything random comes from ``numpy.random.default_rng(seed)``: the same seed gives the same
+examples and batches.
+"""
+import numpy as np
+
+from minishare.data.tokenizer import SPECIAL_TOKENS
+
+IGNORE_INDEX = -100   # label of positions the MLM loss skips (PyTorch's cross-entropy default)
+TASKS = {"sop": "sentence_order_label", "nsp": "next_sentence_label"}
+MASK_PROB, REPLACE_MASK, REPLACE_RANDOM = 0.15, 0.8, 0.1   # 15%; of those 80% / 10% / 10% (rest)
+
+
+def split_documents(documents, eval_fraction=0.1, seed=0):
+    """Deterministic held-out split: (train documents, eval documents), each in corpus order.
+
+    A seeded permutation picks ``round(eval_fraction * len(documents))`` documents for eval (at
+    least one, and at least one left for training). Whole documents are held out, so no eval
+    segment ever appears in training.
+    """
+    if len(documents) < 2:
+        raise ValueError(f"need at least 2 documents to split, got {len(documents)}")
+    if not 0 < eval_fraction < 1:
+        raise ValueError(f"eval_fraction must be between 0 and 1, got {eval_fraction}")
+    n_eval = min(max(1, round(eval_fraction * len(documents))), len(documents) - 1)
+    held_out = set(np.random.default_rng(seed).permutation(len(documents))[:n_eval].tolist())
+    train = [doc for i, doc in enumerate(documents) if i not in held_out]
+    evaluation = [doc for i, doc in enumerate(documents) if i in held_out]
+    return train, evaluation
+
+
+# ---------------------------------------------------------------- masked LM
+
+def ngram_probabilities(max_ngram):
+    """p(n) = (1/n) / Σ_{k=1..max_ngram} 1/k, n = 1..max_ngram (ALBERT, Sec. 4.1)."""
+    weights = 1.0 / np.arange(1, max_ngram + 1)
+    return weights / weights.sum()
+
+
+def select_spans(maskable, rng, mask_prob=MASK_PROB, max_ngram=3):
+    """Choose the positions to predict, as spans (start, length) in the order they were chosen.
+
+    ``maskable``: (T,) bool, False at positions never to be selected ([CLS], [SEP], ...). The budget
+    is ``max(1, round(mask_prob * maskable.sum()))`` positions. Candidate starts are visited in a
+    random order; each draws a length n from ``ngram_probabilities`` and the span is then trimmed,
+    so that it stays within the budget and stops before an unmaskable or already selected position
+    (a span never crosses [SEP]). The first span of an example is only trimmed near the end of the
+    sequence, so its lengths follow p(n).
+    """
+    maskable = np.asarray(maskable, dtype=bool)
+    candidates = np.flatnonzero(maskable)
+    if len(candidates) == 0:
+        raise ValueError("no maskable position: the example has no tokens besides special ones")
+    budget = max(1, round(mask_prob * len(candidates)))
+    starts = rng.permutation(candidates)
+    lengths = rng.choice(np.arange(1, max_ngram + 1), size=len(starts),
+                         p=ngram_probabilities(max_ngram))
+    free = maskable.copy()   # maskable and not selected yet
+    spans, n_selected = [], 0
+    for start, n in zip(starts.tolist(), lengths.tolist()):
+        if n_selected == budget:
+            break
+        if not free[start]:
+            continue
+        n = min(n, budget - n_selected)
+        length = 1
+        while length < n and start + length < len(free) and free[start + length]:
+            length += 1
+        free[start:start + length] = False
+        spans.append((start, length))
+        n_selected += length
+    return spans
+
+
+def mask_tokens(input_ids, positions, rng, vocab_size, mask_id):
+    """BERT's corruption of the selected ``positions``: each independently becomes [MASK] with
+    probability 0.8, a random non-special token with 0.1, and stays with 0.1.
+
+    Returns (masked input_ids, labels): labels hold the original id at ``positions`` and
+    ``IGNORE_INDEX`` elsewhere; the input is not modified.
+    """
+    input_ids = np.asarray(input_ids, dtype=np.int64)
+    positions = np.asarray(positions, dtype=np.int64)
+    labels = np.full_like(input_ids, IGNORE_INDEX)
+    labels[positions] = input_ids[positions]
+    masked = input_ids.copy()
+    r = rng.random(len(positions))
+    masked[positions[r < REPLACE_MASK]] = mask_id
+    replaced = positions[(r >= REPLACE_MASK) & (r < REPLACE_MASK + REPLACE_RANDOM)]
+    masked[replaced] = rng.integers(len(SPECIAL_TOKENS), vocab_size, size=len(replaced))
+    return masked, labels
+
+
+# ---------------------------------------------------------------- segment pairs
+
+def _truncate_pair(a, b, max_num_tokens):
+    """Shorten the longer segment until both fit, A from its front and B from its back: the text
+    around the A|B boundary, which the sentence-level task is about, is kept."""
+    a, b = list(a), list(b)
+    while len(a) + len(b) > max_num_tokens:
+        if len(a) > len(b):
+            del a[0]
+        else:
+            del b[-1]
+    return a, b
+
+
+def _random_segment(documents, exclude, target_length, rng):
+    """Tokens from a random document other than ``exclude``: consecutive sentences from a random
+    start until ``target_length`` tokens (at least one sentence)."""
+    other = int(rng.integers(len(documents) - 1))
+    other += other >= exclude
+    document = documents[other]
+    tokens = []
+    for sentence in document[int(rng.integers(len(document))):]:
+        tokens += sentence
+        if len(tokens) >= target_length:
+            break
+    return tokens
+
+
+def segment_pairs(documents, index, rng, max_seq_length, task="sop", short_seq_prob=0.1):
+    """The (A, B, label) pairs of ``documents[index]``, before masking.
+
+    ``documents``: tokenized documents (lists of sentences, each a list of ids). A chunk grows
+    sentence by sentence until it holds at least two sentences and reaches the target length, or
+    the document ends; a last chunk of a single sentence is dropped. See the module docstring for
+    the labels.
+    """
+    max_num_tokens = max_seq_length - 3   # room for [CLS], [SEP], [SEP]
+    document = documents[index]
+
+    def target_length():
+        if rng.random() < short_seq_prob:
+            return int(rng.integers(2, max_num_tokens + 1))
+        return max_num_tokens
+
+    pairs, chunk, target, i = [], [], target_length(), 0
+    while i < len(document):
+        chunk.append(document[i])
+        i += 1
+        if i < len(document) and (len(chunk) < 2 or sum(map(len, chunk)) < target):
+            continue
+        if len(chunk) >= 2:
+            a_end = int(rng.integers(1, len(chunk)))   # A = the first a_end sentences
+            a = [t for sentence in chunk[:a_end] for t in sentence]
+            label = int(rng.random() < 0.5)
+            if task == "nsp" and label:
+                b = _random_segment(documents, index, target - len(a), rng)
+                i -= len(chunk) - a_end   # the sentences B would have used start the next chunk
+            else:
+                b = [t for sentence in chunk[a_end:] for t in sentence]
+            a, b = _truncate_pair(a, b, max_num_tokens)
+            if task == "sop" and label:
+                a, b = b, a
+            pairs.append((a, b, label))
+        chunk, target = [], target_length()
+    return pairs
+
+
+# ---------------------------------------------------------------- examples and batches
+
+def collate(examples, label_name, pad_id=0, pad_to=None):
+    """Stack examples into a batch: a dict of int64 NumPy arrays.
+
+    ``input_ids``, ``attention_mask`` (1 real token, 0 padding), ``token_type_ids`` and ``labels``
+    (B, T), padded with ``pad_id`` (labels with -100) to the longest example or to ``pad_to``;
+    ``label_name`` (``sentence_order_label`` or ``next_sentence_label``) of shape (B,).
+    """
+    longest = max(len(example["input_ids"]) for example in examples)
+    length = longest if pad_to is None else pad_to
+    if longest > length:
+        raise ValueError(f"an example has {longest} tokens, more than pad_to={pad_to}")
+    batch = {
+        "input_ids": np.full((len(examples), length), pad_id, dtype=np.int64),       # (B, T)
+        "attention_mask": np.zeros((len(examples), length), dtype=np.int64),         # (B, T)
+        "token_type_ids": np.zeros((len(examples), length), dtype=np.int64),         # (B, T)
+        "labels": np.full((len(examples), length), IGNORE_INDEX, dtype=np.int64),    # (B, T)
+        label_name: np.array([example[label_name] for example in examples], dtype=np.int64),
+    }
+    for row, example in enumerate(examples):
+        n = len(example["input_ids"])
+        for key in ("input_ids", "token_type_ids", "labels"):
+            batch[key][row, :n] = example[key]
+        batch["attention_mask"][row, :n] = 1
+    return batch
+
+
+class PretrainingData:
+    """MLM + SOP (or NSP) examples from a corpus, one epoch at a time.
+
+        data = PretrainingData(train_documents, tokenizer, max_seq_length=128, task="sop")
+        for batch in data.batches(batch_size=32, seed=epoch):
+            batch["input_ids"]   # (B, T) int64, and attention_mask, token_type_ids, labels,
+                                 # sentence_order_label (B,)
+
+    ``documents``: lists of sentences (str), e.g. from ``default_corpus`` after
+    ``split_documents``. Each epoch (each seed) draws new segment boundaries, labels and masks
+    (dynamic masking), so a small corpus yields many different examples.
+    """
+
+    def __init__(self, documents, tokenizer, max_seq_length=128, task="sop", mask_prob=MASK_PROB,
+                 max_ngram=3, short_seq_prob=0.1):
+        if task not in TASKS:
+            raise ValueError(f"task must be one of {sorted(TASKS)}, got {task!r}")
+        if max_seq_length < 5:
+            raise ValueError(f"max_seq_length must be at least 5 ([CLS] a [SEP] b [SEP]), "
+                             f"got {max_seq_length}")
+        if max_ngram < 1:
+            raise ValueError(f"max_ngram must be at least 1, got {max_ngram}")
+        # A sentence after the first keeps the space before it, so the tokens of a segment decode
+        # to the document's text exactly: " ".join(sentences) read from one point to another.
+        self.documents = [[tokenizer.encode(sentence if i == 0 else " " + sentence)
+                           for i, sentence in enumerate(document) if sentence]
+                          for document in documents]
+        if not any(len(document) >= 2 for document in self.documents):
+            raise ValueError("no document has two sentences: no segment pair can be made")
+        if task == "nsp" and len(self.documents) < 2:
+            raise ValueError("NSP takes negatives from another document: need at least 2")
+        self.tokenizer = tokenizer
+        self.max_seq_length, self.task, self.label_name = max_seq_length, task, TASKS[task]
+        self.mask_prob, self.max_ngram, self.short_seq_prob = mask_prob, max_ngram, short_seq_prob
+
+    def _example(self, a, b, label, rng):
+        t = self.tokenizer
+        input_ids = np.array([t.cls_id, *a, t.sep_id, *b, t.sep_id], dtype=np.int64)
+        token_type_ids = np.array([0] * (len(a) + 2) + [1] * (len(b) + 1), dtype=np.int64)
+        maskable = input_ids >= len(SPECIAL_TOKENS)
+        spans = select_spans(maskable, rng, self.mask_prob, self.max_ngram)
+        positions = [p for start, length in spans for p in range(start, start + length)]
+        masked, labels = mask_tokens(input_ids, positions, rng, t.vocab_size, t.mask_id)
+        return {"input_ids": masked, "token_type_ids": token_type_ids, "labels": labels,
+                self.label_name: label}
+
+    def examples(self, seed):
+        """One epoch of examples (dicts of 1-D arrays plus the label), in a seeded random order."""
+        rng = np.random.default_rng(seed)
+        examples = []
+        for index in range(len(self.documents)):
+            for a, b, label in segment_pairs(self.documents, index, rng, self.max_seq_length,
+                                             self.task, self.short_seq_prob):
+                examples.append(self._example(a, b, label, rng))
+        return [examples[i] for i in rng.permutation(len(examples))]
+
+    def batches(self, batch_size, seed, pad_to=None):
+        """Iterate over one epoch in batches (see ``collate``); the last one may be smaller."""
+        examples = self.examples(seed)
+        for start in range(0, len(examples), batch_size):
+            yield collate(examples[start:start + batch_size], self.label_name,
+                          self.tokenizer.pad_id, pad_to)

@@ -1,0 +1,219 @@
+"""Toy sequence-to-sequence tasks for encoder-decoder models: copy, reverse, sort, addition and a
+SCAN-like command language (Lake & Baroni, 2018), each with a small fixed vocabulary.
+
+A task maps a random source to its target, both lists of symbols (str); ``examples`` encodes them
+to ids and ``collate`` pads a batch the way teacher forcing wants it:
+
+    task = get_task("scan")
+    task.sample(np.random.default_rng(0))   # (["turn", "opposite", "right"], ["RTURN", "RTURN"])
+    batch = next(batches(task, batch_size=32, n_batches=100, seed=0))
+    batch["src"]       # (B, S) source ids, PAD_ID after the end
+    batch["tgt_in"]    # (B, T) BOS_ID, target ids        (the decoder's input)
+    batch["tgt_out"]   # (B, T) target ids, EOS_ID        (what it must predict)
+
+Every vocabulary starts with ``<pad> <bos> <eos>`` at ids 0, 1, 2. Everything random comes from
+``numpy.random.default_rng(seed)``: the same seed gives the same examples.
+"""
+import string
+
+import numpy as np
+
+SPECIALS = ("<pad>", "<bos>", "<eos>")
+PAD_ID, BOS_ID, EOS_ID = range(len(SPECIALS))
+
+
+class Task:
+    """A vocabulary (``SPECIALS`` then ``symbols``); each task adds ``sample(rng)``, which returns
+    one random example as (source symbols, target symbols)."""
+
+    name = None
+
+    def __init__(self, symbols):
+        self.vocab = SPECIALS + tuple(symbols)
+        self._ids = {symbol: i for i, symbol in enumerate(self.vocab)}
+
+    @property
+    def vocab_size(self):
+        return len(self.vocab)
+
+    def encode(self, symbols):
+        """Ids of a list of symbols; an unknown symbol raises ``ValueError``."""
+        try:
+            return [self._ids[symbol] for symbol in symbols]
+        except KeyError as error:
+            raise ValueError(f"{error.args[0]!r} is not in the {self.name} vocabulary") from None
+
+    def decode(self, ids):
+        """Symbols of ``ids`` (e.g. a model's output), stopping at the first ``<eos>`` and
+        skipping ``<pad>`` and ``<bos>``."""
+        symbols = []
+        for i in ids:
+            if i == EOS_ID:
+                break
+            if i >= len(SPECIALS):
+                symbols.append(self.vocab[i])
+        return symbols
+
+
+class CopyTask(Task):
+    """Copy a random string of ``min_length``..``max_length`` letters from an alphabet of the
+    first ``n_symbols`` lowercase letters: "c a b" -> "c a b"."""
+
+    name = "copy"
+
+    def __init__(self, min_length=1, max_length=10, n_symbols=10):
+        if not 1 <= min_length <= max_length:
+            raise ValueError(f"need 1 <= min_length <= max_length, got {min_length}, {max_length}")
+        if not 1 <= n_symbols <= 26:
+            raise ValueError(f"n_symbols must be between 1 and 26, got {n_symbols}")
+        super().__init__(string.ascii_lowercase[:n_symbols])
+        self.min_length, self.max_length, self.n_symbols = min_length, max_length, n_symbols
+
+    def target(self, source):
+        return list(source)
+
+    def sample(self, rng):
+        length = int(rng.integers(self.min_length, self.max_length + 1))
+        source = [self.vocab[len(SPECIALS) + i] for i in rng.integers(self.n_symbols, size=length)]
+        return source, self.target(source)
+
+
+class ReverseTask(CopyTask):
+    """Reverse the string: "c a b" -> "b a c"."""
+
+    name = "reverse"
+
+    def target(self, source):
+        return source[::-1]
+
+
+class SortTask(CopyTask):
+    """Sort the letters: "c a b" -> "a b c"."""
+
+    name = "sort"
+
+    def target(self, source):
+        return sorted(source)
+
+
+class AdditionTask(Task):
+    """Add two numbers written digit by digit: "1 2 3 + 4 5" -> "1 6 8". Each operand has a length
+    of 1..``max_digits`` digits, drawn uniformly, so short and long sums are equally common."""
+
+    name = "addition"
+
+    def __init__(self, max_digits=3):
+        if max_digits < 1:
+            raise ValueError(f"max_digits must be at least 1, got {max_digits}")
+        super().__init__(list(string.digits) + ["+"])
+        self.max_digits = max_digits
+
+    def _number(self, rng):
+        n_digits = int(rng.integers(1, self.max_digits + 1))
+        return int(rng.integers(0 if n_digits == 1 else 10 ** (n_digits - 1), 10 ** n_digits))
+
+    def sample(self, rng):
+        a, b = self._number(rng), self._number(rng)
+        return list(str(a)) + ["+"] + list(str(b)), list(str(a + b))
+
+
+class ScanTask(Task):
+    """Translate a navigation command into actions, SCAN's grammar (Lake & Baroni, 2018):
+
+        command   := phrase | phrase "and" phrase | phrase "after" phrase
+        phrase    := verb_part | verb_part "twice" | verb_part "thrice"
+        verb_part := action | action direction | "turn" direction
+                   | (action | "turn") ("opposite" | "around") direction
+        action    := "walk" | "look" | "run" | "jump";  direction := "left" | "right"
+
+    Meaning: an action emits its name in capitals; a direction first turns (LTURN or RTURN);
+    "opposite" turns twice, then acts; "around" turns and acts four times; twice / thrice repeat
+    a phrase; "x and y" does x then y; "x after y" does y then x.
+    "jump twice and walk left" -> "JUMP JUMP LTURN WALK".
+    """
+
+    name = "scan"
+    ACTIONS = {"walk": "WALK", "look": "LOOK", "run": "RUN", "jump": "JUMP"}
+    TURNS = {"left": "LTURN", "right": "RTURN"}
+    REPEATS = {"twice": 2, "thrice": 3}
+
+    def __init__(self):
+        words = [*self.ACTIONS, "turn", *self.TURNS, "opposite", "around", *self.REPEATS,
+                 "and", "after"]
+        super().__init__(words + list(self.ACTIONS.values()) + list(self.TURNS.values()))
+
+    def _verb_part(self, rng):
+        verb = [*self.ACTIONS, "turn"][rng.integers(len(self.ACTIONS) + 1)]
+        act = [] if verb == "turn" else [self.ACTIONS[verb]]
+        if verb != "turn" and rng.random() < 1 / 3:
+            return [verb], act
+        direction = list(self.TURNS)[rng.integers(2)]
+        turn = [self.TURNS[direction]]
+        how = ("", "opposite", "around")[rng.integers(3)]
+        if how == "opposite":
+            return [verb, how, direction], turn * 2 + act
+        if how == "around":
+            return [verb, how, direction], (turn + act) * 4
+        return [verb, direction], turn + act
+
+    def _phrase(self, rng):
+        words, actions = self._verb_part(rng)
+        repeat = ("", "twice", "thrice")[rng.integers(3)]
+        if repeat:
+            return words + [repeat], actions * self.REPEATS[repeat]
+        return words, actions
+
+    def sample(self, rng):
+        first_words, first_actions = self._phrase(rng)
+        conjunction = ("", "and", "after")[rng.integers(3)]
+        if not conjunction:
+            return first_words, first_actions
+        second_words, second_actions = self._phrase(rng)
+        words = first_words + [conjunction] + second_words
+        if conjunction == "and":
+            return words, first_actions + second_actions
+        return words, second_actions + first_actions
+
+
+TASKS = {task.name: task for task in (CopyTask, ReverseTask, SortTask, AdditionTask, ScanTask)}
+
+
+def get_task(name, **options):
+    """The task called ``name`` (a key of ``TASKS``), built with ``options``."""
+    if name not in TASKS:
+        raise ValueError(f"unknown task {name!r}; choose one of {sorted(TASKS)}")
+    return TASKS[name](**options)
+
+
+def examples(task, n, seed):
+    """``n`` examples of ``task`` as (source ids, target ids), deterministic for ``seed``."""
+    rng = np.random.default_rng(seed)
+    return [tuple(map(task.encode, task.sample(rng))) for _ in range(n)]
+
+
+def collate(pairs, pad_to=None):
+    """Pad (source ids, target ids) pairs into int64 arrays for teacher forcing:
+    ``src`` (B, S); ``tgt_in`` = BOS + target and ``tgt_out`` = target + EOS, (B, T); both padded
+    with ``PAD_ID`` to the longest sequence, or to ``pad_to`` for every array."""
+    sources = [list(source) for source, _ in pairs]
+    inputs = [[BOS_ID, *target] for _, target in pairs]
+    outputs = [[*target, EOS_ID] for _, target in pairs]
+    batch = {}
+    for key, rows in (("src", sources), ("tgt_in", inputs), ("tgt_out", outputs)):
+        longest = max(map(len, rows))
+        length = longest if pad_to is None else pad_to
+        if longest > length:
+            raise ValueError(f"{key}: a sequence has {longest} ids, more than pad_to={pad_to}")
+        array = np.full((len(rows), length), PAD_ID, dtype=np.int64)   # (B, S) or (B, T)
+        for r, row in enumerate(rows):
+            array[r, :len(row)] = row
+        batch[key] = array
+    return batch
+
+
+def batches(task, batch_size, n_batches, seed, pad_to=None):
+    """``n_batches`` freshly sampled batches of ``task`` (see ``collate``), deterministic for
+    ``seed``."""
+    pairs = examples(task, batch_size * n_batches, seed)
+    for start in range(0, len(pairs), batch_size):
+        yield collate(pairs[start:start + batch_size], pad_to)

@@ -1,0 +1,180 @@
+"""What a model is trained on: the tasks the one training loop (``minishare.train``) accepts.
+
+A task answers four questions, so the loop never needs to know which model it trains:
+
+    task.batch(i)                  the i-th training batch (a dict of host arrays), a pure function
+                                   of the task's seed and i, so a resumed run sees the same data
+    task.loss(model, batch)        the training loss (a Tensor) and metrics (floats) for a batch
+    task.evaluate(model)           held-out metrics (floats), computed without gradients
+    task.make_model_inputs(batch)  (optional) nothing else is needed by the loop
+
+Three tasks: ALBERT pre-training (MLM + SOP or NSP), a toy sequence-to-sequence task for the
+encoder-decoder, and next-token language modelling for the decoder-only LM.
+"""
+import numpy   # host-side data handling: batches are NumPy arrays until the model moves them
+
+from minishare.data import pretraining, seq2seq
+from minishare.tensor import no_grad
+
+IGNORE_INDEX = pretraining.IGNORE_INDEX
+
+
+def _accuracy(logits, targets, keep):
+    """Fraction of ``keep`` positions where argmax(logits) == target (host arrays)."""
+    hits = (logits.argmax(axis=-1) == targets) & keep
+    return float(hits.sum()) / max(int(keep.sum()), 1)
+
+
+class PretrainingTask:
+    """ALBERT pre-training: MLM plus sentence-order prediction ("sop") or next-sentence prediction
+    ("nsp") as the second objective. Evaluation reports the MLM loss and accuracy on held-out
+    documents and the accuracy on *both* SOP and NSP examples, whichever the model was trained
+    on (the layout of ALBERT's Table 5)."""
+
+    def __init__(self, train_documents, eval_documents, tokenizer, objective="sop", batch_size=32,
+                 max_seq_length=64, seed=0, n_eval_batches=4, max_ngram=3):
+        self.tokenizer, self.batch_size, self.seed = tokenizer, batch_size, seed
+        self.max_seq_length = max_seq_length
+        self.train = pretraining.PretrainingData(train_documents, tokenizer, max_seq_length,
+                                                 task=objective, max_ngram=max_ngram)
+        self.objective = objective
+        self.eval_sets = {}
+        for name in ("sop", "nsp"):
+            data = pretraining.PretrainingData(eval_documents, tokenizer, max_seq_length, task=name,
+                                               max_ngram=max_ngram)
+            batches = list(data.batches(batch_size, seed=10_000 + seed, pad_to=max_seq_length))
+            self.eval_sets[name] = batches[:n_eval_batches]
+        self._epoch_index, self._batches = None, None
+
+    def batch(self, index):
+        """Batch ``index`` of the stream of epochs; epoch e holds the examples drawn with seed
+        (seed, e) (fresh segments and masks every epoch), in full batches only."""
+        epoch = 0
+        while True:
+            batches = self._epoch(epoch)
+            if index < len(batches):
+                return batches[index]
+            index, epoch = index - len(batches), epoch + 1
+
+    def _epoch(self, epoch):
+        if self._epoch_index != epoch:
+            examples = self.train.examples(self.seed * 1_000_003 + epoch)
+            self._batches = [pretraining.collate(examples[i:i + self.batch_size], self.train.label_name,
+                                                 self.tokenizer.pad_id, self.max_seq_length)
+                             for i in range(0, len(examples) - self.batch_size + 1, self.batch_size)]
+            if not self._batches:
+                raise ValueError(f"the training corpus has fewer than batch_size={self.batch_size} examples")
+            self._epoch_index = epoch
+        return self._batches
+
+    @staticmethod
+    def _forward(model, batch, label_name):
+        return model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                     token_type_ids=batch["token_type_ids"], labels=batch["labels"],
+                     sentence_order_label=batch[label_name])
+
+    def loss(self, model, batch):
+        out = self._forward(model, batch, self.train.label_name)
+        return out.loss, {"mlm_loss": out.mlm_loss.item(), "sop_loss": out.sop_loss.item()}
+
+    def evaluate(self, model):
+        metrics = {}
+        with no_grad():
+            for name, batches in self.eval_sets.items():
+                label_name = pretraining.TASKS[name]
+                mlm_losses, mlm_hits, mlm_count, hits, count = [], 0.0, 0, 0.0, 0
+                for batch in batches:
+                    out = self._forward(model, batch, label_name)
+                    keep = batch["labels"] != IGNORE_INDEX
+                    n = int(keep.sum())
+                    mlm_losses.append(out.mlm_loss.item() * n)
+                    mlm_hits += _accuracy(out.prediction_logits.numpy(), batch["labels"], keep) * n
+                    mlm_count += n
+                    labels = batch[label_name]
+                    hits += float((out.sop_logits.numpy().argmax(-1) == labels).sum())
+                    count += len(labels)
+                metrics[f"{name}_accuracy"] = hits / count
+                if name == self.objective:
+                    metrics["mlm_loss"] = sum(mlm_losses) / mlm_count
+                    metrics["mlm_accuracy"] = mlm_hits / mlm_count
+        return metrics
+
+
+class Seq2SeqTask:
+    """A toy sequence-to-sequence task (copy, reverse, sort, addition, scan) for the
+    encoder-decoder. Evaluation: loss, token accuracy (teacher forcing) and exact match of greedy
+    decoding on held-out examples."""
+
+    def __init__(self, task, batch_size=64, seed=0, n_eval=256):
+        self.task = seq2seq.get_task(task) if isinstance(task, str) else task
+        self.batch_size, self.seed = batch_size, seed
+        self.eval_pairs = seq2seq.examples(self.task, n_eval, seed=10_000 + seed)
+
+    def batch(self, index):
+        pairs = seq2seq.examples(self.task, self.batch_size, seed=self.seed * 1_000_003 + index + 1)
+        return seq2seq.collate(pairs)
+
+    @staticmethod
+    def _labels(batch):
+        return numpy.where(batch["tgt_out"] == seq2seq.PAD_ID, IGNORE_INDEX, batch["tgt_out"])
+
+    def _forward(self, model, batch):
+        return model(batch["src"], batch["tgt_in"], attention_mask=batch["src"] != seq2seq.PAD_ID,
+                     labels=self._labels(batch))
+
+    def loss(self, model, batch):
+        return self._forward(model, batch).loss, {}
+
+    def evaluate(self, model):
+        batch = seq2seq.collate(self.eval_pairs)
+        labels = self._labels(batch)
+        with no_grad():
+            out = self._forward(model, batch)
+            max_len = batch["tgt_out"].shape[1]
+            generated = model.generate(batch["src"], seq2seq.BOS_ID, seq2seq.EOS_ID, max_len,
+                                       attention_mask=batch["src"] != seq2seq.PAD_ID)
+        exact = [list(_until_eos(g)) == list(_until_eos(t))
+                 for g, t in zip(generated, batch["tgt_out"])]
+        return {"loss": out.loss.item(),
+                "token_accuracy": _accuracy(out.logits.numpy(), labels, labels != IGNORE_INDEX),
+                "exact_match": sum(exact) / len(exact)}
+
+
+def _until_eos(ids):
+    for i in ids:
+        if i == seq2seq.EOS_ID:
+            return
+        yield int(i)
+
+
+class LanguageModelingTask:
+    """Next-token prediction on a corpus for the decoder-only LM: windows of ``seq_len`` tokens
+    from the concatenated training text; evaluation on fixed windows of held-out text."""
+
+    def __init__(self, train_documents, eval_documents, tokenizer, batch_size=32, seq_len=64,
+                 seed=0, n_eval_batches=4):
+        self.batch_size, self.seq_len, self.seed = batch_size, seq_len, seed
+        self.train_ids = self._stream(train_documents, tokenizer)
+        eval_ids = self._stream(eval_documents, tokenizer)
+        n = min(len(eval_ids) // seq_len, batch_size * n_eval_batches)
+        if n == 0 or len(self.train_ids) <= seq_len:
+            raise ValueError(f"corpus too small for windows of seq_len={seq_len}")
+        self.eval_windows = eval_ids[: n * seq_len].reshape(n, seq_len)
+
+    @staticmethod
+    def _stream(documents, tokenizer):
+        return numpy.array([i for d in documents for i in tokenizer.encode(" ".join(d)) + [tokenizer.sep_id]],
+                           dtype=numpy.int64)
+
+    def batch(self, index):
+        rng = numpy.random.default_rng(self.seed * 1_000_003 + index + 1)
+        starts = rng.integers(0, len(self.train_ids) - self.seq_len, self.batch_size)
+        return {"input_ids": numpy.stack([self.train_ids[s:s + self.seq_len] for s in starts])}
+
+    def loss(self, model, batch):
+        return model(batch["input_ids"], labels=batch["input_ids"]).loss, {}
+
+    def evaluate(self, model):
+        with no_grad():
+            loss = model(self.eval_windows, labels=self.eval_windows).loss.item()
+        return {"loss": loss, "perplexity": float(numpy.exp(loss))}

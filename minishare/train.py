@@ -1,0 +1,168 @@
+"""One training loop for every model and task.
+
+    trainer = Trainer(model, task, TrainConfig(steps=300, lr=1e-3))
+    history = trainer.train()          # a list of dicts, one per step (eval_* keys when evaluated)
+
+Each step: for each of ``grad_accum_steps`` micro-batches, loss / grad_accum_steps is
+back-propagated (gradients add up in ``.grad``); then the global gradient norm is clipped, the
+optimizer steps each distinct parameter once, the schedule advances, gradients are zeroed. Every
+``eval_every`` steps the task evaluates on held-out data. A NaN or infinite loss stops training
+with an error naming the step.
+
+A seed makes a run reproducible bit for bit on one machine: it seeds initialization and dropout
+(``minishare.manual_seed``) and the task's batches are a pure function of (seed, step). Resuming
+from ``minishare.save(model, path, trainer.state_dict())`` continues exactly as the uninterrupted
+run would have.
+"""
+import csv
+import dataclasses
+import json
+import math
+import os
+import tempfile
+import time
+
+from minishare import backend, optim
+from minishare import random as ms_random
+from minishare.nn.utils import clip_grad_norm_
+
+
+@dataclasses.dataclass
+class TrainConfig:
+    steps: int = 300
+    lr: float = 1e-3
+    optimizer: str = "adamw"            # "adamw" or "lamb" (ALBERT's)
+    weight_decay: float = 0.01
+    warmup_steps: int = 30
+    schedule: str = "linear"            # decay after warm-up: "linear" or "cosine"
+    max_grad_norm: float = 1.0
+    grad_accum_steps: int = 1
+    eval_every: int = 50
+    seed: int = 0
+    progress: bool = True
+
+    def __post_init__(self):
+        if self.optimizer not in ("adamw", "lamb"):
+            raise ValueError(f"optimizer must be 'adamw' or 'lamb', got {self.optimizer!r}")
+        if self.schedule not in ("linear", "cosine"):
+            raise ValueError(f"schedule must be 'linear' or 'cosine', got {self.schedule!r}")
+        for name in ("steps", "grad_accum_steps", "eval_every"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if not 0 <= self.warmup_steps <= self.steps:
+            raise ValueError(f"warmup_steps must lie in [0, steps={self.steps}], got {self.warmup_steps}")
+
+
+def parameter_groups(model, weight_decay):
+    """BERT's convention: weight decay on matrices, none on biases and LayerNorm parameters."""
+    decay = [p for p in model.parameters() if p.ndim >= 2]
+    no_decay = [p for p in model.parameters() if p.ndim < 2]
+    return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+
+
+class Trainer:
+    def __init__(self, model, task, config=None):
+        self.model, self.task, self.config = model, task, config or TrainConfig()
+        c = self.config
+        Optimizer = optim.AdamW if c.optimizer == "adamw" else optim.LAMB
+        self.optimizer = Optimizer(parameter_groups(model, c.weight_decay), lr=c.lr)
+        make_schedule = optim.linear_warmup_decay if c.schedule == "linear" else optim.cosine_warmup_decay
+        self.scheduler = make_schedule(self.optimizer, c.warmup_steps, c.steps)
+        self.step = 0
+        self.history = []
+        self.elapsed = 0.0              # training wall-clock seconds, evaluation excluded
+
+    def train(self, until=None):
+        """Train to step ``until`` (default: ``config.steps``); returns the history."""
+        c, until = self.config, min(until or self.config.steps, self.config.steps)
+        bar = _progress(until - self.step, c.progress)
+        self.model.train()
+        while self.step < until:
+            start = time.perf_counter()
+            loss, metrics = self._train_step()
+            step_time = time.perf_counter() - start
+            self.elapsed += step_time
+            self.step += 1
+            row = {"step": self.step, "loss": loss, "lr": self.scheduler.get_last_lr()[0],
+                   "step_time": step_time, "wall_clock": self.elapsed, **metrics}
+            if self.step % c.eval_every == 0 or self.step == c.steps:
+                self.model.eval()
+                row.update({f"eval_{k}": v for k, v in self.task.evaluate(self.model).items()})
+                self.model.train()
+            self.history.append(row)
+            if bar is not None:
+                bar.set_postfix(loss=f"{loss:.3f}", steps_per_s=f"{1 / step_time:.1f}")
+                bar.update(1)
+        if bar is not None:
+            bar.close()
+        return self.history
+
+    def _train_step(self):
+        c = self.config
+        total, metrics = 0.0, {}
+        for micro in range(c.grad_accum_steps):
+            batch = self.task.batch(self.step * c.grad_accum_steps + micro)
+            loss, micro_metrics = self.task.loss(self.model, batch)
+            value = loss.item()
+            if not math.isfinite(value):
+                raise FloatingPointError(f"training stopped: the loss is {value} at step {self.step + 1}")
+            (loss * (1.0 / c.grad_accum_steps)).backward()
+            total += value / c.grad_accum_steps
+            for k, v in micro_metrics.items():
+                metrics[k] = metrics.get(k, 0.0) + v / c.grad_accum_steps
+        metrics["grad_norm"] = clip_grad_norm_(self.model.parameters(), c.max_grad_norm)
+        self.optimizer.step()
+        self.scheduler.step()
+        self.optimizer.zero_grad()
+        return total, metrics
+
+    # --- exact resumption ---------------------------------------------------------------------
+    def state_dict(self):
+        """Everything besides the weights that the next step depends on."""
+        return {"step": self.step, "elapsed": self.elapsed, "history": self.history,
+                "optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict(),
+                "host_rng": ms_random.host_generator().bit_generator.state,
+                "backend_rng": _backend_rng_state()}
+
+    def load_state_dict(self, state):
+        self.step, self.elapsed = int(state["step"]), float(state["elapsed"])
+        self.history = [dict(row) for row in state["history"]]
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        ms_random.host_generator().bit_generator.state = state["host_rng"]
+        if state["backend_rng"] is not None:
+            backend.rng().bit_generator.state = state["backend_rng"]
+
+
+def _backend_rng_state():
+    try:
+        return backend.rng().bit_generator.state
+    except AttributeError:        # CuPy's generators expose no state: resumed dropout masks differ
+        return None
+
+
+def _progress(total, enabled):
+    if not enabled:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, unit="step", leave=False)
+
+
+def save_history(history, path):
+    """Write the history as CSV (``.csv``) or JSON (any other suffix), atomically."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+    with os.fdopen(fd, "w", newline="") as f:
+        if path.endswith(".csv"):
+            columns = list(dict.fromkeys(k for row in history for k in row))
+            writer = csv.DictWriter(f, fieldnames=columns)
+            writer.writeheader()
+            writer.writerows(history)
+        else:
+            json.dump(history, f, indent=1)
+    os.replace(tmp, path)
+    return path
