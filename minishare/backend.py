@@ -70,7 +70,7 @@ def asarray(data, dtype=None):
     if isinstance(data, xp.ndarray):
         return data if dtype is None else data.astype(dtype, copy=False)
     host = numpy.asarray(data, dtype=dtype)
-    if dtype is None and host.dtype == numpy.float64 and not isinstance(data, numpy.ndarray):
+    if dtype is None and host.dtype == numpy.float64 and not isinstance(data, (numpy.ndarray, numpy.generic)):
         host = host.astype(default_dtype)   # lists and Python floats: float32, as in PyTorch
     return host if xp is numpy else xp.asarray(host)
 

@@ -27,7 +27,8 @@ from minishare.data.tokenizer import SPECIAL_TOKENS
 
 IGNORE_INDEX = -100   # label of positions the MLM loss skips (PyTorch's cross-entropy default)
 TASKS = {"sop": "sentence_order_label", "nsp": "next_sentence_label"}
-MASK_PROB, REPLACE_MASK, REPLACE_RANDOM = 0.15, 0.8, 0.1   # 15%; of those 80% / 10% / 10% (rest)
+MASKED_LM_PROB = 0.15                    # share of the maskable tokens selected for prediction
+REPLACE_MASK, REPLACE_RANDOM = 0.8, 0.1   # of those: [MASK], a random token; the rest stay
 
 
 def split_documents(documents, eval_fraction=0.1, seed=0):
@@ -56,21 +57,21 @@ def ngram_probabilities(max_ngram):
     return weights / weights.sum()
 
 
-def select_spans(maskable, rng, mask_prob=MASK_PROB, max_ngram=3):
+def select_spans(maskable, rng, masked_lm_prob=MASKED_LM_PROB, max_ngram=3):
     """Choose the positions to predict, as spans (start, length) in the order they were chosen.
 
-    ``maskable``: (T,) bool, False at positions never to be selected ([CLS], [SEP], ...). The budget
-    is ``max(1, round(mask_prob * maskable.sum()))`` positions. Candidate starts are visited in a
-    random order; each draws a length n from ``ngram_probabilities`` and the span is then trimmed,
-    so that it stays within the budget and stops before an unmaskable or already selected position
-    (a span never crosses [SEP]). The first span of an example is only trimmed near the end of the
-    sequence, so its lengths follow p(n).
+    ``maskable``: (T,) bool, False at positions never to be selected ([CLS], [SEP], ...). The
+    budget is ``max(1, round(masked_lm_prob * maskable.sum()))`` positions. Candidate starts are
+    visited in a random order; each draws a length n from ``ngram_probabilities`` and the span is
+    then trimmed, so that it stays within the budget and stops before an unmaskable or already
+    selected position (a span never crosses [SEP]). ``max_ngram`` is the reference script's
+    ``--ngram`` flag (3 for ALBERT; 1 gives BERT's single tokens).
     """
     maskable = np.asarray(maskable, dtype=bool)
     candidates = np.flatnonzero(maskable)
     if len(candidates) == 0:
         raise ValueError("no maskable position: the example has no tokens besides special ones")
-    budget = max(1, round(mask_prob * len(candidates)))
+    budget = max(1, round(masked_lm_prob * len(candidates)))
     starts = rng.permutation(candidates)
     lengths = rng.choice(np.arange(1, max_ngram + 1), size=len(starts),
                          p=ngram_probabilities(max_ngram))
@@ -214,12 +215,13 @@ class PretrainingData:
                                  # sentence_order_label (B,)
 
     ``documents``: lists of sentences (str), e.g. from ``default_corpus`` after
-    ``split_documents``. Each epoch (each seed) draws new segment boundaries, labels and masks
+    ``split_documents``; each is encoded as its text ``" ".join(sentences)``, the form to train
+    the tokenizer on. Each epoch (each seed) draws new segment boundaries, labels and masks
     (dynamic masking), so a small corpus yields many different examples.
     """
 
-    def __init__(self, documents, tokenizer, max_seq_length=128, task="sop", mask_prob=MASK_PROB,
-                 max_ngram=3, short_seq_prob=0.1):
+    def __init__(self, documents, tokenizer, max_seq_length=128, task="sop",
+                 masked_lm_prob=MASKED_LM_PROB, max_ngram=3, short_seq_prob=0.1):
         if task not in TASKS:
             raise ValueError(f"task must be one of {sorted(TASKS)}, got {task!r}")
         if max_seq_length < 5:
@@ -229,36 +231,41 @@ class PretrainingData:
             raise ValueError(f"max_ngram must be at least 1, got {max_ngram}")
         # A sentence after the first keeps the space before it, so the tokens of a segment decode
         # to the document's text exactly: " ".join(sentences) read from one point to another.
-        self.documents = [[tokenizer.encode(sentence if i == 0 else " " + sentence)
-                           for i, sentence in enumerate(document) if sentence]
-                          for document in documents]
+        tokenized = ([tokenizer.encode(sentence if i == 0 else " " + sentence)
+                      for i, sentence in enumerate(document) if sentence]
+                     for document in documents)
+        self.documents = [document for document in tokenized if document]
         if not any(len(document) >= 2 for document in self.documents):
             raise ValueError("no document has two sentences: no segment pair can be made")
         if task == "nsp" and len(self.documents) < 2:
             raise ValueError("NSP takes negatives from another document: need at least 2")
         self.tokenizer = tokenizer
         self.max_seq_length, self.task, self.label_name = max_seq_length, task, TASKS[task]
-        self.mask_prob, self.max_ngram, self.short_seq_prob = mask_prob, max_ngram, short_seq_prob
+        self.masked_lm_prob, self.max_ngram = masked_lm_prob, max_ngram
+        self.short_seq_prob = short_seq_prob
 
     def _example(self, a, b, label, rng):
         t = self.tokenizer
         input_ids = np.array([t.cls_id, *a, t.sep_id, *b, t.sep_id], dtype=np.int64)
         token_type_ids = np.array([0] * (len(a) + 2) + [1] * (len(b) + 1), dtype=np.int64)
         maskable = input_ids >= len(SPECIAL_TOKENS)
-        spans = select_spans(maskable, rng, self.mask_prob, self.max_ngram)
+        spans = select_spans(maskable, rng, self.masked_lm_prob, self.max_ngram)
         positions = [p for start, length in spans for p in range(start, start + length)]
         masked, labels = mask_tokens(input_ids, positions, rng, t.vocab_size, t.mask_id)
         return {"input_ids": masked, "token_type_ids": token_type_ids, "labels": labels,
                 self.label_name: label}
 
     def examples(self, seed):
-        """One epoch of examples (dicts of 1-D arrays plus the label), in a seeded random order."""
+        """One epoch of examples (dicts of 1-D arrays plus the label), in a seeded random order.
+        A pair made only of [UNK] (text in characters the tokenizer never saw) has nothing to
+        predict and is skipped."""
         rng = np.random.default_rng(seed)
         examples = []
         for index in range(len(self.documents)):
             for a, b, label in segment_pairs(self.documents, index, rng, self.max_seq_length,
                                              self.task, self.short_seq_prob):
-                examples.append(self._example(a, b, label, rng))
+                if max(a + b) >= len(SPECIAL_TOKENS):
+                    examples.append(self._example(a, b, label, rng))
         return [examples[i] for i in rng.permutation(len(examples))]
 
     def batches(self, batch_size, seed, pad_to=None):

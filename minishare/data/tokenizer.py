@@ -91,6 +91,8 @@ class Tokenizer:
         On the default corpus (62k words) V = 8000 takes about 0.5 s on one laptop core.
         """
         counts = Counter(piece for text in texts for piece in pretokenize(text))
+        if not counts:
+            raise ValueError("no text to train on")
         alphabet = sorted({char for piece in counts for char in piece})
         vocab = list(SPECIAL_TOKENS) + alphabet
         if vocab_size < len(vocab):

@@ -98,7 +98,10 @@ def validate(config):
     """Refuse impossible configurations with a message naming the field."""
     name = type(config).__name__
     for field in ("vocab_size", "embedding_size", "hidden_size", "num_hidden_layers",
-                  "num_attention_heads", "intermediate_size", "max_position_embeddings"):
+                  "num_decoder_layers", "num_attention_heads", "intermediate_size",
+                  "max_position_embeddings"):
+        if not hasattr(config, field):   # num_decoder_layers: TransformerConfig only
+            continue
         value = getattr(config, field)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name}.{field} must be a positive int, got {value!r}")
@@ -116,4 +119,13 @@ def validate(config):
     if M is not None and (not isinstance(M, int) or M < 1 or M > N):
         raise ValueError(f"{name}.num_unique_layers (M) must be an int with 1 <= M <= N = "
                          f"num_hidden_layers = {N}, got {M!r}")
-    config.plan()   # raises, naming the rule, for an unknown strategy or an impossible (M, N)
+    # the plan names the rule an unknown strategy or an impossible (M, N) breaks; name the fields too
+    stacks = [("num_hidden_layers", N)]
+    if hasattr(config, "num_decoder_layers"):
+        stacks.append(("num_decoder_layers", config.num_decoder_layers))
+    for field, n_layers in stacks:
+        try:
+            sharing.Plan.build(config.sharing, n_layers, M)
+        except (ValueError, TypeError) as error:
+            raise type(error)(f"{name}.sharing={config.sharing!r} with {field}={n_layers} and "
+                              f"num_unique_layers={M!r}: {error}") from None

@@ -46,12 +46,17 @@ class LambdaLR:
         return list(self._last_lr)
 
     def _apply(self):
+        groups = self.optimizer.param_groups
+        if len(groups) != len(self.base_lrs):
+            raise RuntimeError(f"LambdaLR: the optimizer has {len(groups)} parameter group(s), the "
+                               f"scheduler knows {len(self.base_lrs)}; build the scheduler after "
+                               "the last add_param_group")
         factor = self.lr_lambda(self.last_epoch)
         if not (isinstance(factor, numbers.Real) and 0 <= factor < math.inf):
             raise ValueError(f"LambdaLR: lr_lambda({self.last_epoch}) returned {factor!r}; the "
                              "factor must be a finite number >= 0")
         self._last_lr = [base_lr * factor for base_lr in self.base_lrs]
-        for group, lr in zip(self.optimizer.param_groups, self._last_lr, strict=True):
+        for group, lr in zip(groups, self._last_lr):
             group["lr"] = lr
 
     def state_dict(self):
@@ -65,13 +70,15 @@ class LambdaLR:
         base_lrs = list(state_dict["base_lrs"])
         if len(base_lrs) != len(self.optimizer.param_groups):
             raise ValueError(f"LambdaLR.load_state_dict: the state_dict has {len(base_lrs)} learning "
-                             f"rate(s), the optimizer {len(self.optimizer.param_groups)} parameter group(s)")
+                             f"rate(s), the optimizer {len(self.optimizer.param_groups)} parameter "
+                             "group(s)")
         self.base_lrs, self.last_epoch = base_lrs, int(state_dict["last_epoch"])
         self._apply()
 
 
 def _check_steps(num_warmup_steps, num_training_steps):
-    for name, value in (("num_warmup_steps", num_warmup_steps), ("num_training_steps", num_training_steps)):
+    for name, value in (("num_warmup_steps", num_warmup_steps),
+                        ("num_training_steps", num_training_steps)):
         if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 0:
             raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
     if num_training_steps == 0:

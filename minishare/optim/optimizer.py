@@ -54,10 +54,11 @@ class Optimizer:
     def __init__(self, params, defaults):
         name = type(self).__name__
         if isinstance(params, Module):
-            raise TypeError(f"{name}: got a Module; pass its parameters: {name}(model.parameters(), ...)")
+            raise TypeError(f"{name}: got a Module; pass its parameters: "
+                            f"{name}(model.parameters(), ...)")
         if isinstance(params, (Tensor, dict)):
-            raise TypeError(f"{name}: params must be an iterable of Parameters or of dicts "
-                            f"(parameter groups), got a single {type(params).__name__}; wrap it in a list")
+            raise TypeError(f"{name}: params must be an iterable of Parameters or of dicts (parameter "
+                            f"groups), got a single {type(params).__name__}; wrap it in a list")
         self.defaults = dict(defaults)
         try:
             self._check_hyperparameters(self.defaults)
@@ -67,31 +68,31 @@ class Optimizer:
         self.state = {}
 
         items = list(params)
-        if not items:
-            raise ValueError(f"{name} got an empty parameter list: there is nothing to optimize")
         n_dicts = sum(isinstance(item, dict) for item in items)
         if 0 < n_dicts < len(items):
             raise TypeError(f"{name}: params mixes Parameters and parameter-group dicts; "
                             "put every Parameter into a group")
         for group in items if n_dicts else [{"params": items}]:
             self.add_param_group(group)
+        if not any(group["params"] for group in self.param_groups):
+            raise ValueError(f"{name} got an empty parameter list: there is nothing to optimize")
 
     def add_param_group(self, param_group):
         """Add a group: a dict with "params" and optional hyperparameters (missing ones come from
         ``defaults``). A parameter listed twice is kept once. A parameter that an earlier group
         already holds is dropped from this one if both groups have the same settings, and is an
-        error if they differ, since one tensor cannot follow two update rules."""
+        error if they differ, since one tensor cannot follow two update rules. A group may be
+        empty (a model without biases still gets its no-decay group), the optimizer may not."""
         name, where = type(self).__name__, f"parameter group {len(self.param_groups)}"
         if not isinstance(param_group, dict) or "params" not in param_group:
-            raise TypeError(f"{name}: {where} must be a dict with a 'params' entry, got {param_group!r}")
+            raise TypeError(f"{name}: {where} must be a dict with a 'params' entry, "
+                            f"got {param_group!r}")
         unknown = sorted(set(param_group) - set(self.defaults) - {"params"})
         if unknown:
             raise ValueError(f"{name}: {where} sets unknown hyperparameter(s) {unknown}; "
                              f"{name} knows {sorted(self.defaults)}")
         params = param_group["params"]
         params = [params] if isinstance(params, Tensor) else list(params)
-        if not params:
-            raise ValueError(f"{name}: {where} has no parameters")
         for p in params:
             self._check_parameter(p, where)
 
@@ -211,11 +212,12 @@ class Optimizer:
                 raise ValueError(f"{name}.load_state_dict: state for parameter {i!r}, which no "
                                  "parameter group of the state_dict lists")
             p = by_index[i]
-            state[p] = {key: _restore(value, p, f"{name}.load_state_dict: state {key!r} of parameter {i}")
+            where = f"{name}.load_state_dict: state of parameter {i}"
+            state[p] = {key: _restore(value, p, f"{where}, {key!r},")
                         for key, value in saved_state.items()}
 
         for saved, own in zip(saved_groups, self.param_groups):
-            pass
+            own.update({k: v for k, v in saved.items() if k != "params"})
         self.state = state
 
     def __repr__(self):

@@ -1,0 +1,91 @@
+"""Experiment "params": parameter counts. ALBERT's Tables 1, 3 and 4 (our exact counts beside the
+paper's rounded ones), Takase & Kiyono's configurations, and parameters as a function of the
+embedding size E and of the depth N, shared against not shared. No training."""
+from minishare.analysis import params, plots
+from minishare.models import AlbertConfig, TransformerConfig
+
+# Takase & Kiyono's WMT En-De models are Transformer (base): H = 512, FFN 2048, 8 heads, one
+# embedding shared by source, target and output. The paper does not print V; with V = 32,000 the
+# Vanilla model has 61M parameters, the paper's figure. Their table, as printed:
+TAKASE_PAPER = {"Vanilla 6/6": "61M", "Universal 1/6": "63M", "Sequence 6/12": "61M",
+                "Cycle 6/12": "61M", "Cycle (rev) 6/12": "61M", "Sequence 6/18": "61M",
+                "Cycle 6/18": "61M", "Cycle (rev) 6/18": "61M"}
+TAKASE_BASE = dict(vocab_size=32000, hidden_size=512, num_attention_heads=8, intermediate_size=2048,
+                   norm_position="post", max_position_embeddings=1024)
+
+
+def universal_ffn_size(base, n_layers, target):
+    """The FFN width that brings a one-layer (M = 1) model closest to ``target`` parameters: the
+    Universal Transformer of Takase & Kiyono gets its budget from one wider layer. The count is
+    linear in the width, so two counts give the answer."""
+    def count(width):
+        return params.count_parameters(TransformerConfig(**{**base, "intermediate_size": width},
+                                                         num_hidden_layers=n_layers, sharing="universal"))
+    a, b = count(1024), count(2048)
+    return max(64, round(1024 + (target - a) * 1024 / (b - a)))
+
+
+def takase_rows():
+    vanilla = params.count_parameters(TransformerConfig(**TAKASE_BASE, num_hidden_layers=6))
+    width = universal_ffn_size(TAKASE_BASE, 6, vanilla)
+    configs = {"Vanilla 6/6": dict(num_hidden_layers=6),
+               "Universal 1/6": dict(num_hidden_layers=6, sharing="universal", intermediate_size=width)}
+    for N in (12, 18):
+        for name, strategy in (("Sequence", "sequence"), ("Cycle", "cycle"), ("Cycle (rev)", "cycle-rev")):
+            configs[f"{name} 6/{N}"] = dict(num_hidden_layers=N, sharing=strategy, num_unique_layers=6)
+    return [(name, params.count_parameters(TransformerConfig(**{**TAKASE_BASE, **c})), TAKASE_PAPER[name])
+            for name, c in configs.items()], width
+
+
+def run(out, settings, progress=True):
+    takase, width = takase_rows()
+    E_values = [32, 64, 128, 256, 512, 768]
+    depths = [1, 2, 4, 6, 8, 12, 16, 24]
+    base = AlbertConfig.from_preset("albert-base")
+
+    def count(**fields):
+        return params.count_parameters(AlbertConfig(**{**base.to_dict(), **fields}))
+    return {
+        "albert": params.albert_tables(),
+        "presets": params.preset_table(),
+        "takase": takase, "universal_ffn": width,
+        "vs_E": {"E": E_values,
+                 "not-shared": [count(embedding_size=E, sharing="not-shared") for E in E_values],
+                 "all-shared": [count(embedding_size=E, sharing="all-shared") for E in E_values]},
+        "vs_depth": {"N": depths,
+                     "not-shared": [count(num_hidden_layers=N, sharing="not-shared") for N in depths],
+                     "all-shared": [count(num_hidden_layers=N, sharing="all-shared") for N in depths]},
+    }
+
+
+def figures(result, folder):
+    table1 = [row for row in result["albert"] if row[0] == "Table 1"]
+    return [
+        ("ALBERT Table 1: parameters of BERT and ALBERT, ours beside the paper's",
+         plots.save_figure(plots.plot_param_bars([(r[1], r[2], r[3]) for r in table1],
+                                                 "ALBERT Table 1: parameters (V = 30,000)"),
+                           f"{folder}/params_table1")),
+        ("Takase & Kiyono: parameters of each configuration (M/N)",
+         plots.save_figure(plots.plot_param_bars(result["takase"], "Takase & Kiyono: parameters (WMT base)"),
+                           f"{folder}/params_takase")),
+        ("Parameters against the embedding size E (ALBERT-base shape)",
+         plots.save_figure(plots.plot_params_vs(result["vs_E"]["E"], {k: v for k, v in result["vs_E"].items() if k != "E"},
+                                                "embedding size E", "Parameters vs E (H = 768, N = 12)"),
+                           f"{folder}/params_vs_E")),
+        ("Parameters against the depth N (ALBERT-base shape, E = 128)",
+         plots.save_figure(plots.plot_params_vs(result["vs_depth"]["N"], {k: v for k, v in result["vs_depth"].items() if k != "N"},
+                                                "layer positions N", "Parameters vs depth (H = 768, E = 128)"),
+                           f"{folder}/params_vs_depth")),
+    ]
+
+
+def report(result, figs):
+    lines = ["ALBERT (Lan et al., 2019), V = 30,000, counted as the reference implementation counts "
+             "(encoder with pooler). Each shared tensor is counted once; full-size models are "
+             "built shape-only, so nothing is allocated.", "",
+             params.format_table(result["albert"], ["table", "configuration", "ours", "paper"]), "",
+             f"Takase & Kiyono (2021), Transformer (base) with V = 32,000 (our assumption: the paper "
+             f"does not print V). The Universal model is one layer with an FFN of width "
+             f"{result['universal_ffn']:,} so that its budget matches Vanilla.", "",
+             params.format_table(result["takase"], ["configuration (M/N)", "ours", "paper"]), ""]
+    return "\n".join(lines)

@@ -1,0 +1,31 @@
+"""Experiment "plans": every sharing plan the other experiments use, drawn as a positions ×
+parameter-sets grid."""
+from minishare.analysis import plots
+from minishare.sharing import Plan
+
+
+def plans(settings):
+    N = settings.albert["num_hidden_layers"]
+    n = settings.seq2seq["num_hidden_layers"]
+    result = {f"ALBERT {name} (N={N})": Plan.build(name, N)
+              for name in ("not-shared", "all-shared", "shared-attention", "shared-ffn")}
+    result[f"Vanilla (M=N={n})"] = Plan.build("not-shared", n)
+    result[f"Universal (M=1, N={n})"] = Plan.build("universal", n)
+    for name in ("sequence", "cycle", "cycle-rev"):
+        result[f"{name} (M={n}, N={2 * n})"] = Plan.build(name, 2 * n, n)
+    return result
+
+
+def run(out, settings, progress=True):
+    return {name: str(plan) for name, plan in plans(settings).items()}
+
+
+def figures(result, folder, settings):
+    fig = plots.plot_plans(plans(settings))
+    return [("Every sharing plan used: which parameter set (column) serves each layer position (row)",
+             plots.save_figure(fig, f"{folder}/plans"))]
+
+
+def report(result, figs):
+    return "\n".join(["| plan | sets by position (A = first set) |", "|---|---|"] +
+                     [f"| {name} | `{text.replace(chr(10), ' / ')}` |" for name, text in result.items()])

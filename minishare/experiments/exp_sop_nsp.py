@@ -1,0 +1,37 @@
+"""Experiment "sop_nsp": ALBERT's Table 5 layout. One all-shared model trained with SOP, one with
+NSP; each is evaluated on held-out SOP and NSP examples. The paper: NSP-trained scores 52.0% on SOP
+(chance), SOP-trained 78.9% on NSP and 86.5% on SOP."""
+from minishare.experiments.exp_albert import albert_run
+
+
+def run(out, settings, progress=True):
+    result = {}
+    for objective in ("nsp", "sop"):
+        final = albert_run(out, settings, "all-shared", objective, progress=progress)["final"]
+        result[objective] = {k: final.get(f"eval_{k}") for k in ("mlm_accuracy", "nsp_accuracy", "sop_accuracy")}
+    return result
+
+
+def figures(result, folder):
+    return []
+
+
+def report(result, figs):
+    rows = ["| trained with | MLM accuracy | NSP accuracy | SOP accuracy |", "|---|---|---|---|"]
+    for objective, r in result.items():
+        rows.append(f"| {objective.upper()} | " + " | ".join(f"{r[k]:.3f}" for k in
+                                                             ("mlm_accuracy", "nsp_accuracy", "sop_accuracy")) + " |")
+    rows += ["", "Paper (Table 5, ALBERT-base): NSP-trained 52.0% SOP (chance); SOP-trained "
+             "78.9% NSP, 86.5% SOP."]
+    return "\n".join(rows)
+
+
+def observations(result):
+    nsp_on_sop, sop_on_sop = result["nsp"]["sop_accuracy"], result["sop"]["sop_accuracy"]
+    sop_on_nsp = result["sop"]["nsp_accuracy"]
+    return [f"The NSP-trained model scores {nsp_on_sop:.1%} on SOP "
+            + ("(near chance, as in the paper: NSP can be solved by topic alone)." if abs(nsp_on_sop - 0.5) < 0.1
+               else "(not at chance here)."),
+            f"The SOP-trained model scores {sop_on_sop:.1%} on SOP and {sop_on_nsp:.1%} on NSP"
+            + (" (it also solves NSP better than chance, as in the paper)." if sop_on_nsp > 0.55 else
+               " (at this scale it does not transfer to NSP).")]

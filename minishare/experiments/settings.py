@@ -1,0 +1,41 @@
+"""The sizes of the ``reproduce`` experiments: ``--quick`` (CI, a few minutes on 2 cores) and the
+full run (under an hour on 2 cores). Every model is tiny; what the figures show is the shape of
+the papers' effects, not their scale."""
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    quick: bool
+    pretrain_steps: int          # ALBERT MLM + SOP/NSP runs
+    batch_size: int
+    seq_len: int
+    vocab_size: int
+    albert: dict                 # overrides of the albert-tiny preset
+    seq2seq_task: str
+    seq2seq_steps: int
+    seq2seq: dict                # TransformerConfig fields of the Vanilla model
+    eval_every: int
+    depths: tuple                # the depth sweep of the memory and time experiment
+    timing_repeats: int
+
+    def key(self):
+        """What a cached result depends on: rerunning with other settings retrains."""
+        return dataclasses.asdict(self)
+
+
+QUICK = Settings(quick=True, pretrain_steps=80, batch_size=16, seq_len=32, vocab_size=1000,
+                 albert=dict(hidden_size=64, embedding_size=32, num_attention_heads=2,
+                             intermediate_size=256, num_hidden_layers=4),
+                 seq2seq_task="reverse", seq2seq_steps=120,
+                 seq2seq=dict(hidden_size=32, num_attention_heads=2, intermediate_size=128,
+                              num_hidden_layers=2, norm_position="pre"),
+                 eval_every=20, depths=(2, 4, 8), timing_repeats=3)
+
+FULL = Settings(quick=False, pretrain_steps=1500, batch_size=32, seq_len=64, vocab_size=2000,
+                albert=dict(hidden_size=128, embedding_size=32, num_attention_heads=2,
+                            intermediate_size=512, num_hidden_layers=6),
+                seq2seq_task="reverse", seq2seq_steps=1500,
+                seq2seq=dict(hidden_size=64, num_attention_heads=4, intermediate_size=256,
+                             num_hidden_layers=3, norm_position="pre"),
+                eval_every=100, depths=(2, 4, 8, 12), timing_repeats=5)
