@@ -94,6 +94,8 @@ class ndarray:
         _refuse("implicit conversion of a device array to NumPy")
 
     def __getattr__(self, attr):          # shape, dtype, T, sum(), reshape(), astype(), ...
+        if attr.startswith("__"):         # __array_interface__ & co. would hand NumPy the buffer
+            raise AttributeError(attr)
         return _offer(getattr(self._a, attr))
 
     def __getitem__(self, index):
@@ -168,7 +170,9 @@ def asarray(data, dtype=None):
     return ndarray(numpy.array(data, dtype=dtype))
 
 
-array = asarray
+def array(data, dtype=None):
+    """Like ``asarray``, but always a copy (as ``cupy.array``)."""
+    return ndarray(numpy.array(data._a if isinstance(data, ndarray) else data, dtype=dtype))
 
 
 def to_numpy(a):

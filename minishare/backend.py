@@ -78,8 +78,8 @@ def asarray(data, dtype=None):
 def to_numpy(array):
     """Copy a backend array to host memory as a NumPy array: the one explicit device -> host
     transfer."""
-    if isinstance(array, numpy.ndarray):
-        return array
+    if isinstance(array, (numpy.ndarray, numpy.generic)):
+        return numpy.asarray(array)
     if name == "cupy":
         return array.get()
     return xp.to_numpy(array)

@@ -69,7 +69,12 @@ def load(path, with_training_state=False):
     classes = _model_classes()
     if meta.get("model_class") not in classes:
         raise CheckpointError(f"{path}: unknown model class {meta.get('model_class')!r}")
-    config_class = getattr(models, meta["config_class"])
+    config_class = {cls.__name__: cls for cls in (models.AlbertConfig, models.TransformerConfig)
+                    }.get(meta.get("config_class"))
+    if config_class is None or not isinstance(meta.get("config"), dict) \
+            or not isinstance(meta.get("aliases"), dict):
+        raise CheckpointError(f"{path}: its metadata lacks a known config_class, a config or the "
+                              "aliases (edited or damaged checkpoint)")
     try:
         config = config_class(**meta["config"])
         model = classes[meta["model_class"]](config)
@@ -86,8 +91,13 @@ def load(path, with_training_state=False):
     if own_aliases != meta["aliases"]:
         raise CheckpointError(f"{path}: the file's shared tensors do not match the sharing its "
                               "configuration builds (mismatched or edited checkpoint)")
-    state = {name: files[f"param/{name}"] for name in first.values() if f"param/{name}" in files}
+    # every stored tensor, so that one the model has no place for is reported, not dropped
+    state = {key[len("param/"):]: value for key, value in files.items() if key.startswith("param/")}
     state.update({alias: state[target] for alias, target in own_aliases.items() if target in state})
+    for name, p in model.named_parameters():      # keep the saved precision (e.g. float64)
+        saved = state.get(name)
+        if saved is not None and saved.dtype.kind == "f" and saved.dtype != p.dtype:
+            p.data = p.data.astype(saved.dtype)
     try:
         model.load_state_dict(state)
     except RuntimeError as err:

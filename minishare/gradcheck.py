@@ -42,9 +42,9 @@ def gradcheck(fn, *inputs, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0, names=None):
     out.backward(v)
 
     for name, x in checked:
-        analytic = backend.to_numpy(x.grad) if x.grad is not None else 0 * backend.to_numpy(x.data)
         host = backend.to_numpy(x.data).copy()
-        numeric = host * 0
+        analytic = backend.to_numpy(x.grad) if x.grad is not None else numpy.zeros_like(host)
+        numeric = numpy.zeros_like(host)
         with no_grad():
             for i in numpy.ndindex(*host.shape):
                 numeric[i] = (_phi(fn, inputs, x, host, i, +eps, v) -

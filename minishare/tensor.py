@@ -109,8 +109,8 @@ class Tensor:
             g = pending.pop(id(node), None)
             if g is None:
                 continue
-            if node._ctx is None:            # a leaf
-                node.grad = accumulate(node.grad, g)
+            if node._ctx is None:            # a leaf (asarray: 0-d results of NumPy are scalars)
+                node.grad = backend.xp.asarray(accumulate(node.grad, g))
                 continue
             for parent, pg in zip(node._ctx.inputs, node._ctx.backward(g)):
                 if pg is not None and parent.requires_grad:

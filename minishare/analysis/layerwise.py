@@ -1,0 +1,89 @@
+"""How much each layer changes its input: ALBERT's Figure 1, measured.
+
+Lan et al. (2019, Sec. 3.1, Figure 1) plot "the L2 distances and cosine similarity
+(in terms of degree) of the input and output embedding of each layer for BERT-large and
+ALBERT-large" and observe that with all parameters shared the transitions from layer to layer are
+much smoother: they oscillate rather than converging to zero. The paper does not say how the values
+are averaged, so minishare defines it here.
+
+Definition. Let h_l (B, T, H) be the input of layer l = 1..N and h_{l+1} its output
+(``hidden_states[l - 1]`` and ``hidden_states[l]`` of a model run with ``output_hidden_states``,
+the embedding output first). For every token t:
+
+    distance_l(t) = ‖h_{l+1}(t) − h_l(t)‖₂
+    angle_l(t)    = arccos( h_l(t)·h_{l+1}(t) / (‖h_l(t)‖ ‖h_{l+1}(t)‖) )   in degrees
+
+and the value plotted for layer l is the mean of distance_l(t) (of angle_l(t)) over every
+non-padding token (``attention_mask == 1``) of every example of the given batches, each token
+weighing the same. Padding positions are computed by the model but never counted.
+
+The angle is evaluated as 2·arcsin(‖û − v̂‖ / 2), with û, v̂ the unit vectors of h_l(t) and
+h_{l+1}(t): the same angle as arccos of the cosine, but accurate near 0°, where arccos loses half
+its digits (a layer that changes nothing reads 0°, not a rounding error of a few hundredths).
+"""
+import math
+
+from minishare import backend
+from minishare.tensor import no_grad
+
+
+def _encoder(model):
+    """The AlbertModel inside ``model``: AlbertForPreTraining keeps it as ``.albert`` (the
+    reference implementation's name); an AlbertModel is its own encoder. Calling the encoder
+    alone skips the MLM head, whose V-wide logits Figure 1 does not need."""
+    return getattr(model, "albert", model)
+
+
+def _token_transitions(h_in, h_out):
+    """Per-token distance and angle between two states. h_in, h_out (B, T, H) backend arrays ->
+    (distance (B, T), angle in degrees (B, T)), computed in float64."""
+    xp = backend.xp
+    a, b = h_in.astype(xp.float64), h_out.astype(xp.float64)                # (B, T, H)
+    distance = xp.sqrt(((b - a) ** 2).sum(axis=-1))                         # (B, T)
+    tiny = 1e-300                                                           # a zero state stays finite
+    u = a / xp.maximum(xp.sqrt((a * a).sum(axis=-1, keepdims=True)), tiny)  # (B, T, H), unit
+    v = b / xp.maximum(xp.sqrt((b * b).sum(axis=-1, keepdims=True)), tiny)  # (B, T, H), unit
+    chord = xp.sqrt(((u - v) ** 2).sum(axis=-1))                            # (B, T), in [0, 2]
+    angle = 2 * xp.arcsin(xp.clip(chord / 2, 0.0, 1.0)) * (180 / math.pi)   # (B, T), degrees
+    return distance, angle
+
+
+def layer_transitions(model, batches):
+    """ALBERT's Figure 1 for ``model`` (an AlbertModel or AlbertForPreTraining) on ``batches``.
+
+    ``batches``: dicts with ``input_ids`` (B, T) and optionally ``attention_mask`` (B, T; 1 = real
+    token, 0 = padding; all real if absent) and ``token_type_ids``, such as
+    ``PretrainingTask.eval_sets["sop"]``; other keys (labels) are ignored.
+
+    Returns ``{"l2": [N floats], "cosine_degrees": [N floats]}``: entry l - 1 is layer l's mean
+    input-to-output L2 distance and mean angle in degrees over all non-padding tokens (see the
+    module docstring for the definition). Runs in eval mode (no dropout) without recording a
+    graph; the model's mode is restored afterwards.
+    """
+    xp, encoder = backend.xp, _encoder(model)
+    was_training = model.training
+    model.eval()
+    sums_l2, sums_angle, n_tokens = None, None, 0
+    try:
+        with no_grad():
+            for batch in batches:
+                ids = batch["input_ids"]                                    # (B, T)
+                mask = batch.get("attention_mask")
+                out = encoder(ids, attention_mask=mask, token_type_ids=batch.get("token_type_ids"),
+                              output_hidden_states=True)
+                states = [h.data for h in out.hidden_states]                # N + 1 of (B, T, H)
+                keep = (xp.ones(tuple(ids.shape)) if mask is None
+                        else backend.asarray(mask).astype(xp.float64))      # (B, T), 1 = real token
+                if sums_l2 is None:
+                    sums_l2, sums_angle = [0.0] * (len(states) - 1), [0.0] * (len(states) - 1)
+                for l in range(len(states) - 1):
+                    distance, angle = _token_transitions(states[l], states[l + 1])   # (B, T) each
+                    sums_l2[l] += float((distance * keep).sum())
+                    sums_angle[l] += float((angle * keep).sum())
+                n_tokens += int(keep.sum())
+    finally:
+        model.train(was_training)
+    if not n_tokens:
+        raise ValueError("layer_transitions needs at least one non-padding token in the batches")
+    return {"l2": [s / n_tokens for s in sums_l2],
+            "cosine_degrees": [s / n_tokens for s in sums_angle]}

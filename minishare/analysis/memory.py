@@ -1,0 +1,235 @@
+"""What sharing saves and what it does not: the memory of one training step, and its time.
+
+Training holds four kinds of arrays (all counted in bytes, each distinct array once):
+
+    parameters       the weights: one array per distinct tensor
+    gradients        one .grad per distinct tensor, the sum over all of its uses (``minishare.tensor``)
+    optimizer        what the update rule remembers per distinct tensor: AdamW and LAMB keep two
+                     arrays the size of the parameter (Adam's moments "exp_avg", "exp_avg_sq")
+    activations      the arrays the graph of one forward pass saves for backward: inputs of
+                     matrix products, LayerNorm's normalized input, softmax outputs, dropout masks
+
+Why sharing shrinks the first three and not the fourth. A plan with M distinct sets for N
+positions stores M layers' weights, and the gradient and the optimizer state follow the tensor, not
+its uses, so all three scale with M (ALBERT, Lan et al., 2019, Table 4: a BERT-base shape holds
+108M parameters not shared, 31M all-shared). Activations follow the computation: every position
+runs its layer on its own input and saves its own intermediate results, whichever set it uses, so
+they scale with N and are the same shared or not. For the same reason a shared model computes as
+much as the unshared one: ALBERT-xxlarge has 70% of BERT-large's parameters (235M against 334M,
+Table 1) and trains about 3 times slower.
+
+Time is measured, not asserted: ``step_time`` and ``depth_sweep`` report medians in seconds, which
+depend on the machine; compare them as ratios.
+
+In this engine the graph keeps more alive than what it saves: each Function holds its input Tensors
+(``_ctx.inputs``), and with them their data, so every intermediate result lives until the graph is
+dropped (about 40% more than the saved arrays for a tiny ALBERT). PyTorch keeps only what backward
+needs; ``activations`` counts that, the part any autograd must hold.
+"""
+import contextlib
+import statistics
+import time
+
+from minishare import backend, optim
+from minishare.analysis.params import count_parameters
+from minishare.tensor import no_grad
+
+
+# --- counting arrays -------------------------------------------------------------------------------
+def _nbytes(arrays):
+    """Bytes of ``arrays``, each distinct array object once."""
+    distinct = {id(a): a for a in arrays}
+    return sum(int(a.nbytes) for a in distinct.values())
+
+
+def parameter_bytes(model):
+    """Bytes of the model's weights; ``model.parameters()`` yields a shared tensor once."""
+    return _nbytes(p.data for p in model.parameters())
+
+
+def gradient_bytes(model):
+    """Bytes of the gradients present (``.grad`` of each distinct parameter, once)."""
+    return _nbytes(p.grad for p in model.parameters() if p.grad is not None)
+
+
+def optimizer_state_bytes(optimizer):
+    """Bytes of the arrays in ``optimizer.state`` (keyed by parameter, so one state per distinct
+    tensor); numbers such as Adam's step count are not arrays and are left out."""
+    return _nbytes(value for state in optimizer.state.values() for value in state.values()
+                   if backend.is_array(value))
+
+
+def _buffer(array):
+    """(address, bytes) of the memory ``array`` keeps alive. A view (a reshape, a transpose, a
+    slice) holds its base's whole buffer, so it stands for that buffer: its root ``.base``. Two
+    arrays alive at once share an address only if they share memory."""
+    while backend.is_array(getattr(array, "base", None)):
+        array = array.base
+    address = array.data.ptr if backend.name == "cupy" else array.ctypes.data
+    return address, int(array.nbytes)
+
+
+def saved_arrays(loss):
+    """Every backend array saved for backward in the graph that produced ``loss``: the attributes
+    of each Function (``_ctx``) reached from ``loss`` through ``_ctx.inputs``, and the arrays in
+    tuple or list attributes (an index). Each Function is visited once."""
+    seen, stack = set(), [loss]
+    while stack:
+        ctx = stack.pop()._ctx
+        if ctx is None or id(ctx) in seen:
+            continue
+        seen.add(id(ctx))
+        stack.extend(ctx.inputs)
+        for name, value in vars(ctx).items():
+            if name == "inputs":                     # Tensors, walked above, not saved arrays
+                continue
+            for item in value if isinstance(value, (tuple, list)) else (value,):
+                if backend.is_array(item):
+                    yield item
+
+
+def activation_bytes(loss, exclude=()):
+    """Bytes of the distinct buffers saved for backward in the graph of ``loss`` (see
+    ``saved_arrays``), leaving out those of ``exclude`` (arrays, e.g. the parameters, which a
+    Linear saves to multiply the gradient by but which exist without the graph)."""
+    excluded = {_buffer(a)[0] for a in exclude}
+    buffers = dict(_buffer(a) for a in saved_arrays(loss))       # address -> bytes
+    return sum(n for address, n in buffers.items() if address not in excluded)
+
+
+# --- measuring without side effects ----------------------------------------------------------------
+@contextlib.contextmanager
+def _restored(model, optimizer):
+    """Measure, then put back every parameter's value and gradient, the optimizer's state and the
+    model's mode: measuring trains nothing. Possible because ``Optimizer.step`` assigns new arrays
+    (``p.data = ...``) instead of writing into the old ones."""
+    params = [(p, p.data, p.grad) for p in model.parameters()]
+    state = {p: dict(s) for p, s in optimizer.state.items()}
+    training = model.training
+    try:
+        yield
+    finally:
+        for p, data, grad in params:
+            p.data, p.grad = data, grad
+        optimizer.state = state
+        model.train(training)
+
+
+def memory_breakdown(model, optimizer, loss_fn):
+    """Bytes held by one training step of ``model``: ``loss = loss_fn(model)`` (a scalar Tensor,
+    on one fixed batch), ``loss.backward()``, ``optimizer.step()``.
+
+    Returns ``{"parameters", "gradients", "optimizer", "activations", "total"}`` in bytes
+    (ints; see the module docstring for what each counts and why sharing shrinks all but
+    activations). Activations are the distinct buffers saved by the graph, parameters excluded;
+    the gradients of intermediate results, which exist only while ``backward`` runs, are not
+    counted. The optimizer's state is read after the step (it is created by the first one). The
+    model's weights, gradients and mode and the optimizer's state are restored afterwards.
+    """
+    with _restored(model, optimizer):
+        model.zero_grad()
+        loss = loss_fn(model)
+        activations = activation_bytes(loss, exclude=[p.data for p in model.parameters()])
+        loss.backward()
+        gradients = gradient_bytes(model)
+        optimizer.step()
+        state = optimizer_state_bytes(optimizer)
+    result = {"parameters": parameter_bytes(model), "gradients": gradients, "optimizer": state,
+              "activations": activations}
+    result["total"] = sum(result.values())
+    return result
+
+
+def _synchronize():
+    """Wait for the GPU: CuPy launches kernels asynchronously, so a clock read without waiting
+    measures the launch, not the work. Nothing to wait for on the CPU backends."""
+    if backend.name == "cupy":
+        backend.xp.cuda.Device().synchronize()
+
+
+def _median_seconds(fn, repeats, warmup):
+    """Median wall-clock seconds of ``fn()`` over ``repeats`` runs, after ``warmup`` untimed runs
+    (the first runs pay for allocations and, on a GPU, kernel compilation)."""
+    for _ in range(warmup):
+        fn()
+    _synchronize()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        _synchronize()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def step_time(model, loss_fn, optimizer, repeats=5, warmup=1):
+    """Median seconds of a training step and of inference for ``model``.
+
+    ``train``      zero_grad, ``loss_fn(model).backward()``, ``optimizer.step()``, in train mode
+    ``inference``  ``loss_fn(model)`` alone under ``no_grad`` (no graph is recorded), in eval mode
+
+    Each is run ``warmup`` times untimed, then ``repeats`` times timed. The steps do change the
+    weights while timing; weights, gradients, optimizer state and mode are restored afterwards.
+    Returns ``{"train": seconds, "inference": seconds}``.
+    """
+    for name, value, low in (("repeats", repeats, 1), ("warmup", warmup, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(f"step_time: {name} must be an int >= {low}, got {value!r}")
+
+    def train_step():
+        optimizer.zero_grad()
+        loss_fn(model).backward()
+        optimizer.step()
+
+    def inference():
+        with no_grad():
+            loss_fn(model)
+
+    with _restored(model, optimizer):
+        model.train()
+        train = _median_seconds(train_step, repeats, warmup)
+        model.eval()
+        inference = _median_seconds(inference, repeats, warmup)
+    return {"train": train, "inference": inference}
+
+
+# --- shared against not shared, as the model gets deeper ------------------------------------------
+def _adamw(model):
+    return optim.AdamW(model.parameters())
+
+
+def depth_sweep(make_model, depths, loss_fn, sharings=("not-shared", "all-shared"),
+                make_optimizer=_adamw, repeats=3, warmup=1):
+    """Parameters, memory and time against depth N, for each sharing strategy.
+
+    ``make_model(N, sharing)`` builds a model with N layer positions (seed inside it for
+    reproducible weights); ``loss_fn(model)`` returns its scalar loss on one fixed batch (the same
+    for every model, so the comparison is at equal input); ``make_optimizer(model)`` builds the
+    optimizer (AdamW by default).
+
+    Returns ``{sharing: [row for each N in depths]}``, each row a dict:
+
+        name, sharing, depth        "all-shared, N=4", the strategy, N
+        n_parameters                distinct trainable numbers (``count_parameters``)
+        parameters, gradients, optimizer, activations, total    bytes (``memory_breakdown``)
+        train, inference                                        seconds (``step_time``)
+
+    which the figures take as they are::
+
+        sweep = depth_sweep(make_model, depths, loss_fn)
+        plots.plot_step_time(depths, sweep)
+        plots.plot_params_vs(depths, {s: [r["n_parameters"] for r in rows] for s, rows in sweep.items()},
+                             "layer positions N", "Parameters vs depth")
+        plots.plot_memory([(r["name"], r) for rows in sweep.values() for r in rows])
+    """
+    sweep = {sharing: [] for sharing in sharings}
+    for depth in depths:
+        for sharing in sharings:
+            model = make_model(depth, sharing)
+            optimizer = make_optimizer(model)
+            row = {"name": f"{sharing}, N={depth}", "sharing": sharing, "depth": depth,
+                   "n_parameters": count_parameters(model)}
+            row.update(memory_breakdown(model, optimizer, loss_fn))
+            row.update(step_time(model, loss_fn, optimizer, repeats, warmup))
+            sweep[sharing].append(row)
+    return sweep
