@@ -138,8 +138,9 @@ def main(argv=None):
     commands = {"train": cmd_train, "count": cmd_count, "plan": cmd_plan, "reproduce": cmd_reproduce}
     try:
         commands[args.command](args)
-    except (ValueError, TypeError, FileNotFoundError, UsageError) as err:
-        message = err.args[0] if err.args else str(err)
+    except (ValueError, TypeError, OSError, UsageError) as err:
+        # an OSError's args start with its errno; its str names the problem and the file
+        message = str(err) if isinstance(err, OSError) or not err.args else err.args[0]
         print(f"{parser.prog} {args.command}: error: {message}", file=sys.stderr)
         return 2
     return 0

@@ -45,16 +45,18 @@ class PretrainingTask:
             batches = list(data.batches(batch_size, seed=10_000 + seed, pad_to=max_seq_length))
             self.eval_sets[name] = batches[:n_eval_batches]
         self._epoch_index, self._batches = None, None
+        self._epoch_sizes = []          # batches in epochs 0, 1, ...: epochs differ in length
 
     def batch(self, index):
         """Batch ``index`` of the stream of epochs; epoch e holds the examples drawn with seed
         (seed, e) (fresh segments and masks every epoch), in full batches only."""
         epoch = 0
         while True:
-            batches = self._epoch(epoch)
-            if index < len(batches):
-                return batches[index]
-            index, epoch = index - len(batches), epoch + 1
+            if epoch == len(self._epoch_sizes):   # drawn once, so a step never redraws old epochs
+                self._epoch_sizes.append(len(self._epoch(epoch)))
+            if index < self._epoch_sizes[epoch]:
+                return self._epoch(epoch)[index]
+            index, epoch = index - self._epoch_sizes[epoch], epoch + 1
 
     def _epoch(self, epoch):
         if self._epoch_index != epoch:

@@ -156,13 +156,17 @@ def save_history(history, path):
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
-    with os.fdopen(fd, "w", newline="") as f:
-        if path.endswith(".csv"):
-            columns = list(dict.fromkeys(k for row in history for k in row))
-            writer = csv.DictWriter(f, fieldnames=columns)
-            writer.writeheader()
-            writer.writerows(history)
-        else:
-            json.dump(history, f, indent=1)
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "w", newline="") as f:
+            if path.endswith(".csv"):
+                columns = list(dict.fromkeys(k for row in history for k in row))
+                writer = csv.DictWriter(f, fieldnames=columns)
+                writer.writeheader()
+                writer.writerows(history)
+            else:
+                json.dump(history, f, indent=1)
+        os.replace(tmp, path)
+    except BaseException:         # a failed write leaves neither half a file nor the temporary
+        os.remove(tmp)
+        raise
     return path

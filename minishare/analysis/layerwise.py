@@ -19,7 +19,8 @@ weighing the same. Padding positions are computed by the model but never counted
 
 The angle is evaluated as 2·arcsin(‖û − v̂‖ / 2), with û, v̂ the unit vectors of h_l(t) and
 h_{l+1}(t): the same angle as arccos of the cosine, but accurate near 0°, where arccos loses half
-its digits (a layer that changes nothing reads 0°, not a rounding error of a few hundredths).
+the digits (cos θ ≈ 1 − θ²/2, so a rounding error ε in the cosine becomes √(2ε) in the angle).
+A layer that changes nothing reads exactly 0°.
 """
 import math
 

@@ -34,10 +34,10 @@ def run(out, settings, progress=True):
 def figures(result, folder):
     histories = {name: r["history"] for name, r in result.items()}
     return [
-        ("Training loss (MLM + SOP) against step, ALBERT's four sharing variants",
-         plots.save_figure(plots.plot_convergence(histories, x="step"), f"{folder}/albert_loss_vs_step")),
+        ("MLM loss (training, smoothed; held-out as markers) against step, ALBERT's four sharing variants",
+         plots.save_figure(plots.plot_convergence(histories, x="step", y="mlm_loss", eval_y="eval_mlm_loss"), f"{folder}/albert_loss_vs_step")),
         ("The same runs against wall-clock time: sharing saves parameters, not compute",
-         plots.save_figure(plots.plot_convergence(histories, x="wall_clock"), f"{folder}/albert_loss_vs_time")),
+         plots.save_figure(plots.plot_convergence(histories, x="wall_clock", y="mlm_loss", eval_y="eval_mlm_loss"), f"{folder}/albert_loss_vs_time")),
     ]
 
 

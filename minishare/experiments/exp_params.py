@@ -19,8 +19,8 @@ def universal_ffn_size(base, n_layers, target):
     Universal Transformer of Takase & Kiyono gets its budget from one wider layer. The count is
     linear in the width, so two counts give the answer."""
     def count(width):
-        return params.count_parameters(TransformerConfig(**{**base, "intermediate_size": width},
-                                                         num_hidden_layers=n_layers, sharing="universal"))
+        return params.count_parameters(TransformerConfig(**{**base, "intermediate_size": width,
+                                                            "num_hidden_layers": n_layers, "sharing": "universal"}))
     a, b = count(1024), count(2048)
     return max(64, round(1024 + (target - a) * 1024 / (b - a)))
 

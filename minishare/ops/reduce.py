@@ -41,7 +41,7 @@ class Max(Function):
         self.axes = normalize_axes(axis, x.ndim)
         y = x.max(axis=self.axes, keepdims=True)
         self.is_max = x == y
-        self.count = self.is_max.sum(axis=self.axes, keepdims=True)
+        self.count = self.is_max.sum(axis=self.axes, keepdims=True).astype(x.dtype)  # not int: keeps float32
         return y if keepdims else y.squeeze(self.axes)
 
     def backward(self, grad):
