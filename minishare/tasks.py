@@ -45,6 +45,11 @@ class PretrainingTask:
             batches = list(data.batches(batch_size, seed=10_000 + seed, pad_to=max_seq_length))
             self.eval_sets[name] = batches[:n_eval_batches]
         self._epoch_index, self._batches = None, None
+        # The unigram baseline: predict every masked token from its training-set frequency alone
+        # (add-one smoothed). An MLM that uses context must beat its cross-entropy.
+        counts = numpy.bincount([i for doc in self.train.documents for sentence in doc for i in sentence],
+                                minlength=tokenizer.vocab_size) + 1.0
+        self.unigram_log_probs = numpy.log(counts / counts.sum())
         self._epoch_sizes = []          # batches in epochs 0, 1, ...: epochs differ in length
 
     def batch(self, index):
@@ -99,6 +104,8 @@ class PretrainingTask:
                 if name == self.objective:
                     metrics["mlm_loss"] = sum(mlm_losses) / mlm_count
                     metrics["mlm_accuracy"] = mlm_hits / mlm_count
+                    targets = numpy.concatenate([b["labels"][b["labels"] != IGNORE_INDEX] for b in batches])
+                    metrics["mlm_unigram_loss"] = float(-self.unigram_log_probs[targets].mean())
         return metrics
 
 
