@@ -17,12 +17,12 @@ flushed to disk, then renamed over the target, so a crash never leaves half a ch
 import io
 import json
 import os
-import tempfile
 import zipfile
 
 import numpy   # host-side file format: checkpoints are always NumPy arrays on disk
 
 from minishare import backend
+from minishare.files import atomic_write
 
 FORMAT = "minishare-checkpoint"
 VERSION = 1
@@ -110,19 +110,8 @@ def load(path, with_training_state=False):
 
 
 def _write_atomically(path, arrays):
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".npz")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            numpy.savez(f, **arrays)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    with atomic_write(path, "wb") as f:
+        numpy.savez(f, **arrays)
 
 
 def _read(path):

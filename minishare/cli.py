@@ -11,10 +11,6 @@ from minishare import sharing
 MODEL_TASKS = ("pretrain", "lm", "copy", "reverse", "sort", "addition", "scan")
 
 
-class UsageError(Exception):
-    """A problem with what the user asked for: reported in one line."""
-
-
 def _schedule(text):
     """A sharing argument: a strategy name, or an explicit schedule such as 0,1,1,0."""
     if "," in text or text.isdigit():
@@ -138,7 +134,7 @@ def main(argv=None):
     commands = {"train": cmd_train, "count": cmd_count, "plan": cmd_plan, "reproduce": cmd_reproduce}
     try:
         commands[args.command](args)
-    except (ValueError, TypeError, OSError, UsageError) as err:
+    except (ValueError, TypeError, OSError) as err:
         # an OSError's args start with its errno; its str names the problem and the file
         message = str(err) if isinstance(err, OSError) or not err.args else err.args[0]
         print(f"{parser.prog} {args.command}: error: {message}", file=sys.stderr)

@@ -9,8 +9,9 @@ optimizer steps each distinct parameter once, the schedule advances, gradients a
 ``eval_every`` steps the task evaluates on held-out data. A NaN or infinite loss stops training
 with an error naming the step.
 
-A seed makes a run reproducible bit for bit on one machine: it seeds initialization and dropout
-(``minishare.manual_seed``) and the task's batches are a pure function of (seed, step). Resuming
+A run is reproducible bit for bit on one machine: seed initialization and dropout with
+``minishare.manual_seed`` before building the model (``run_training`` does), and the task's batches
+are a pure function of (the task's seed, step). Resuming
 from ``minishare.save(model, path, trainer.state_dict())`` continues exactly as the uninterrupted
 run would have.
 """
@@ -18,12 +19,11 @@ import csv
 import dataclasses
 import json
 import math
-import os
-import tempfile
 import time
 
 from minishare import backend, optim
 from minishare import random as ms_random
+from minishare.files import atomic_write
 from minishare.nn.utils import clip_grad_norm_
 
 
@@ -38,7 +38,6 @@ class TrainConfig:
     max_grad_norm: float = 1.0
     grad_accum_steps: int = 1
     eval_every: int = 50
-    seed: int = 0
     progress: bool = True
 
     def __post_init__(self):
@@ -78,12 +77,13 @@ class Trainer:
         bar = _progress(until - self.step, c.progress)
         self.model.train()
         while self.step < until:
+            lr = self.scheduler.get_last_lr()[0]           # the rate this step trains with
             start = time.perf_counter()
             loss, metrics = self._train_step()
             step_time = time.perf_counter() - start
             self.elapsed += step_time
             self.step += 1
-            row = {"step": self.step, "loss": loss, "lr": self.scheduler.get_last_lr()[0],
+            row = {"step": self.step, "loss": loss, "lr": lr,
                    "step_time": step_time, "wall_clock": self.elapsed, **metrics}
             if self.step % c.eval_every == 0 or self.step == c.steps:
                 self.model.eval()
@@ -153,20 +153,12 @@ def _progress(total, enabled):
 
 def save_history(history, path):
     """Write the history as CSV (``.csv``) or JSON (any other suffix), atomically."""
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "w", newline="") as f:
-            if path.endswith(".csv"):
-                columns = list(dict.fromkeys(k for row in history for k in row))
-                writer = csv.DictWriter(f, fieldnames=columns)
-                writer.writeheader()
-                writer.writerows(history)
-            else:
-                json.dump(history, f, indent=1)
-        os.replace(tmp, path)
-    except BaseException:         # a failed write leaves neither half a file nor the temporary
-        os.remove(tmp)
-        raise
+    with atomic_write(path, "w", newline="") as f:
+        if path.endswith(".csv"):
+            columns = list(dict.fromkeys(k for row in history for k in row))
+            writer = csv.DictWriter(f, fieldnames=columns)
+            writer.writeheader()
+            writer.writerows(history)
+        else:
+            json.dump(history, f, indent=1)
     return path

@@ -377,9 +377,9 @@ def test_history_rows(history):
 
 
 def test_history_learning_rates_follow_the_schedule(history):
-    """The lr column is the rate after the step's schedule advance (the next step's rate), as
-    Hugging Face's Trainer logs it."""
-    expected = [linear_schedule(step, 0.01, 2, 5) for step in range(1, 6)]
+    """The lr column is the rate the step trained with: step s (1-based) uses the schedule's
+    value at s - 1, so the first warm-up step trains at 0."""
+    expected = [linear_schedule(step, 0.01, 2, 5) for step in range(0, 5)]
     np.testing.assert_allclose([row["lr"] for row in history], expected, rtol=1e-12, atol=1e-15)
 
 

@@ -10,7 +10,8 @@ matplotlib is imported inside the functions: ``import minishare`` needs NumPy al
 """
 import os
 import re
-import tempfile
+
+from minishare.files import atomic_write
 
 MIB = 2 ** 20
 _MEMORY_PARTS = (("parameters", "parameters"), ("gradients", "gradients"),
@@ -42,14 +43,8 @@ def save_figure(fig, path_without_suffix, dpi=150):
     written = []
     for fmt, options in (("png", {"dpi": dpi, "backend": "agg"}), ("svg", {})):
         final = f"{path}.{fmt}"
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(final)}.", suffix=".tmp", dir=folder)
-        os.close(fd)
-        try:
-            fig.savefig(tmp, format=fmt, **options)
-            os.replace(tmp, final)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        with atomic_write(final, "wb") as f:
+            fig.savefig(f, format=fmt, **options)
         written.append(final)
     return tuple(written)
 

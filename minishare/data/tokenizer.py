@@ -20,11 +20,11 @@ never seen becomes ``[UNK]``, the one place where information is lost.
 """
 import heapq
 import json
-import os
 import re
-import tempfile
 from collections import Counter, defaultdict
 from pathlib import Path
+
+from minishare.files import atomic_write
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")   # ids 0..4
 FORMAT = "minishare-bpe"
@@ -191,16 +191,8 @@ class Tokenizer:
         path = Path(path)
         state = {"format": FORMAT, "version": 1, "vocab": self.vocab,
                  "merges": [[self.vocab[a], self.vocab[b]] for a, b in self.merges]}
-        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(state, f, ensure_ascii=False, indent=0)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(temporary, path)
-        except BaseException:
-            os.unlink(temporary)
-            raise
+        with atomic_write(path, "w", encoding="utf-8") as f:
+            json.dump(state, f, ensure_ascii=False, indent=0)
 
     @classmethod
     def load(cls, path):

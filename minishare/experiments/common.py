@@ -77,7 +77,7 @@ def run_training(task="pretrain", preset="albert-tiny", overrides=None, objectiv
                      tokenizer_path=os.path.join(out, "tokenizer.json"))
     ms_random.manual_seed(seed)
     ckpt = os.path.join(out, "checkpoint.npz")
-    train_config = TrainConfig(steps=steps, lr=lr, optimizer=optimizer, eval_every=eval_every, seed=seed,
+    train_config = TrainConfig(steps=steps, lr=lr, optimizer=optimizer, eval_every=eval_every,
                                warmup_steps=max(1, steps // 10) if warmup_steps is None else warmup_steps,
                                progress=progress)
     if resume:

@@ -95,7 +95,7 @@ def observations(result):
         verdict = (f"{best} is best, {margin:.3f} below Vanilla" if margin > 0.01 * finals["Vanilla"]
                    else "no method is clearly better than Vanilla (differences under 1%)")
         notes.append(f"At {title}: held-out loss " + ", ".join(f"{m} {v:.3f}" for m, v in finals.items())
-                     + f"; exact match " + ", ".join(f"{m} {v:.2f}" for m, v in exact.items()) + f". {verdict}.")
+                     + "; exact match " + ", ".join(f"{m} {v:.2f}" for m, v in exact.items()) + f". {verdict}.")
     ep = result["equal_params"]
     notes.append(f"Doubling depth at equal parameters doubles compute: Cycle's step takes "
                  f"{ep['Cycle']['step_time'] / ep['Vanilla']['step_time']:.2f}× Vanilla's (the paper: speed 0.63 at N = 12).")

@@ -8,10 +8,10 @@ redraws; ``--only NAME`` runs one experiment and the report still includes every
 """
 import json
 import os
-import tempfile
 
 from minishare.experiments import exp_albert, exp_layerwise, exp_memory, exp_params, exp_plans, exp_sop_nsp, exp_takase
 from minishare.experiments.settings import FULL, QUICK
+from minishare.files import atomic_write
 
 EXPERIMENTS = {
     "params": ("Parameter counts", exp_params),
@@ -79,12 +79,8 @@ def _markdown(sections, settings, out):
 
 
 def _write_text(path, text):
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
-    with os.fdopen(fd, "w") as f:
+    with atomic_write(path) as f:
         f.write(text)
-    os.replace(tmp, path)
 
 
 def _write_json(path, data):

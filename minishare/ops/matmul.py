@@ -1,5 +1,4 @@
 """Matrix products: ``matmul`` (batched and broadcast, as NumPy's ``@``) and ``linear``."""
-from minishare import backend
 from minishare.ops.elementwise import unbroadcast
 from minishare.tensor import Function
 
