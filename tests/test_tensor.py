@@ -166,14 +166,18 @@ def test_item():
 # --- deep graphs --------------------------------------------------------------------------------
 def test_deep_graph_does_not_hit_the_recursion_limit():
     n = 5000
-    assert sys.getrecursionlimit() < n     # a recursive traversal would fail here
-    x = leaf(np.array([0.5, -1.0]))
-    y = x
-    for _ in range(n):
-        y = y * 1.0001 + 0.0                   # 2n ops in one chain
-    y.sum().backward()
-    np.testing.assert_allclose(grad_of(x), np.full(2, 1.0001 ** n), rtol=1e-10)
-    del y                                      # freeing the chain must not recurse either
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)                # Python's default: a recursive traversal fails here
+    try:
+        x = leaf(np.array([0.5, -1.0]))
+        y = x
+        for _ in range(n):
+            y = y * 1.0001 + 0.0               # 2n ops in one chain
+        y.sum().backward()
+        np.testing.assert_allclose(grad_of(x), np.full(2, 1.0001 ** n), rtol=1e-10)
+        del y                                  # freeing the chain must not recurse either
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 # --- dtype rules --------------------------------------------------------------------------------
