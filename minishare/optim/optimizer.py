@@ -152,13 +152,9 @@ class Optimizer:
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is not None:
+                    # Each optimizer's update rule: _update(param, grad, state, group) -> the new
+                    # param, with backend arrays and this parameter's state dict (empty at first).
                     p.data = self._update(p.data, p.grad, self.state.setdefault(p, {}), group)
-
-    def _update(self, param, grad, state, group):
-        """The update rule for one parameter: ``param`` and ``grad`` are backend arrays, ``state``
-        this parameter's dict (empty on its first step), ``group`` its hyperparameters. Returns
-        the new value of ``param``."""
-        raise NotImplementedError(f"{type(self).__name__} must define _update")
 
     # --- saving and resuming ----------------------------------------------------------------------
     def state_dict(self):
