@@ -38,22 +38,24 @@ def _model_classes():
                                           models.EncoderDecoderModel, models.DecoderLM)}
 
 
+def aliases(model):
+    """{name: the first name of the same tensor} for every name but the first of each shared
+    tensor (named_parameters() yields each tensor once, under its first name)."""
+    result = {}
+    for first, names in model.shared_names().items():
+        result.update({name: first for name in names[1:]})
+    return result
+
+
 def save(model, path, training_state=None):
     """Write ``model`` (weights and configuration) and optionally ``training_state`` (a nested
     dict of numbers, strings, lists and arrays, e.g. from ``Trainer.state_dict()``) to ``path``."""
     if type(model).__name__ not in _model_classes():
         raise TypeError(f"save: {type(model).__name__} is not a minishare model with a configuration")
-    arrays, aliases = {}, {}
-    canonical = {}
-    for name, p in model.named_parameters(remove_duplicate=False):
-        if id(p) in canonical:
-            aliases[name] = canonical[id(p)]
-        else:
-            canonical[id(p)] = name
-            arrays[f"param/{name}"] = backend.to_numpy(p.data)
+    arrays = {f"param/{name}": backend.to_numpy(p.data) for name, p in model.named_parameters()}
     meta = {"format": FORMAT, "version": VERSION, "model_class": type(model).__name__,
             "config_class": type(model.config).__name__, "config": model.config.to_dict(),
-            "aliases": aliases}
+            "aliases": aliases(model)}
     if training_state is not None:
         meta["train"] = _encode(training_state, "train", arrays)
     arrays["__meta__"] = numpy.frombuffer(json.dumps(meta).encode(), dtype=numpy.uint8)
@@ -81,13 +83,7 @@ def load(path, with_training_state=False):
     except (TypeError, ValueError) as err:
         raise CheckpointError(f"{path}: its configuration does not build a model: {err}") from None
 
-    own_aliases = {}
-    first = {}
-    for name, p in model.named_parameters(remove_duplicate=False):
-        if id(p) in first:
-            own_aliases[name] = first[id(p)]
-        else:
-            first[id(p)] = name
+    own_aliases = aliases(model)
     if own_aliases != meta["aliases"]:
         raise CheckpointError(f"{path}: the file's shared tensors do not match the sharing its "
                               "configuration builds (mismatched or edited checkpoint)")
