@@ -14,7 +14,7 @@ def albert_request(settings, sharing, objective="sop", seed=0):
     return dict(task="pretrain", preset="albert-tiny", overrides={**settings.albert, "sharing": sharing},
                 objective=objective, corpus="default", vocab_size=settings.vocab_size,
                 seq_len=settings.seq_len, steps=settings.pretrain_steps, batch_size=settings.batch_size,
-                lr=2e-3, eval_every=settings.eval_every, seed=seed)
+                lr=1e-3, eval_every=settings.eval_every, seed=seed)
 
 
 def albert_run(out, settings, sharing, objective="sop", progress=True):
