@@ -50,12 +50,8 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import minishare  # noqa: E402
 from minishare.analysis import count_parameters  # noqa: E402
+from minishare import optim as ms_optim  # noqa: E402
 from minishare.models import AlbertConfig, AlbertForPreTraining  # noqa: E402
-
-try:
-    from minishare import optim as ms_optim
-except ImportError:   # the optimizers are written in parallel; time an SGD step meanwhile
-    ms_optim = None
 
 try:
     import torch
@@ -95,22 +91,13 @@ class MinishareStep:
         minishare.manual_seed(0)
         self.model = AlbertForPreTraining(config)
         self.batch = {k: minishare.tensor(v) for k, v in batch.items()}
-        if ms_optim is not None and hasattr(ms_optim, "AdamW"):
-            self.optimizer = ms_optim.AdamW(self.model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
-            self.update = "AdamW"
-        else:
-            self.optimizer, self.update = None, "SGD (minishare.optim.AdamW not available)"
+        self.optimizer = ms_optim.AdamW(self.model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
 
     def __call__(self):
         loss = self.model(**self.batch).loss
         loss.backward()
-        if self.optimizer is not None:
-            self.optimizer.step()
-            self.optimizer.zero_grad()
-        else:
-            for p in self.model.parameters():
-                p.data = p.data - LR * p.grad
-            self.model.zero_grad()
+        self.optimizer.step()
+        self.optimizer.zero_grad()
         return float(loss.item())
 
 
@@ -218,17 +205,14 @@ def torch_albert(config):
 
 
 class TorchStep:
-    def __init__(self, config, batch, weights, update):
+    def __init__(self, config, batch, weights):
         self.model = torch_albert(config)
         state = {name: torch.from_numpy(np.array(array, dtype=np.float32)) for name, array in weights.items()}
         self.model.load_state_dict(state, strict=True)
         assert self.model.predictions.decoder.weight is self.model.albert.embeddings.word_embeddings.weight
         self.batch = {k: torch.from_numpy(v) for k, v in batch.items()}
         params = list(self.model.parameters())                      # PyTorch deduplicates too
-        if update == "AdamW":
-            self.optimizer = torch.optim.AdamW(params, lr=LR, weight_decay=WEIGHT_DECAY)
-        else:
-            self.optimizer = torch.optim.SGD(params, lr=LR)
+        self.optimizer = torch.optim.AdamW(params, lr=LR, weight_decay=WEIGHT_DECAY)
         self.n_params = sum(p.numel() for p in params)
 
     def __call__(self):
@@ -256,11 +240,11 @@ def run_variant(sharing, threads):
           f"H={config.hidden_size} N={config.num_hidden_layers} heads={config.num_attention_heads} "
           f"FFN={config.intermediate_size} act={config.hidden_act} Post-LN; batch "
           f"{ARGS.batch_size} x {ARGS.seq_len} tokens; {n_params:,} parameters "
-          f"(AlbertForPreTraining, tied head); update: {ms.update}")
+          f"(AlbertForPreTraining, tied head); update: AdamW")
     tm = None
     if torch is not None:
         weights = {k: minishare.backend.to_numpy(v) for k, v in ms.model.state_dict().items()}
-        tm = TorchStep(config, batch, weights, "AdamW" if ms.update == "AdamW" else "SGD")
+        tm = TorchStep(config, batch, weights)
         assert tm.n_params == n_params, (tm.n_params, n_params)
     ms_times, torch_times, ms_losses, torch_losses = [], [], [], []
     for i in range(ARGS.warmup + ARGS.steps):        # interleaved: a busy machine slows both alike
