@@ -39,7 +39,7 @@ def build_parser():
     t.add_argument("--norm-position", choices=("post", "pre"))
     t.add_argument("--objective", choices=("sop", "nsp"), default="sop", help="second pre-training loss")
     t.add_argument("--corpus", default="default", help="'default' (Python's docs), 'grammar', or a UTF-8 file/folder")
-    t.add_argument("--vocab-size", type=int, default=2000, help="V of the BPE tokenizer trained on the corpus")
+    t.add_argument("--vocab-size", type=int, default=1000, help="V of the BPE tokenizer trained on the corpus")
     t.add_argument("--seq-len", type=int, default=64)
     t.add_argument("--steps", type=int, default=300)
     t.add_argument("--batch-size", type=int, default=32)

@@ -47,7 +47,7 @@ def make_config(task, vocab_size, preset="albert-tiny", overrides=None, seq_len=
     return TransformerConfig(**{**base, **overrides})
 
 
-def make_task(task, seed, batch_size, seq_len, objective="sop", corpus="default", vocab_size=2000,
+def make_task(task, seed, batch_size, seq_len, objective="sop", corpus="default", vocab_size=1000,
               tokenizer_path=None):
     """(task object, vocabulary size) for a task name."""
     if task in SEQ2SEQ_TASKS:
@@ -66,7 +66,7 @@ def make_task(task, seed, batch_size, seq_len, objective="sop", corpus="default"
 
 
 def run_training(task="pretrain", preset="albert-tiny", overrides=None, objective="sop",
-                 corpus="default", vocab_size=2000, seq_len=64, steps=300, batch_size=32, lr=1e-3,
+                 corpus="default", vocab_size=1000, seq_len=64, steps=300, batch_size=32, lr=1e-3,
                  optimizer="adamw", eval_every=100, seed=0, out="runs/train", resume=False,
                  progress=True, warmup_steps=None):
     """Train one model and write ``config.json``, ``history.csv`` and ``checkpoint.npz`` (weights
