@@ -34,16 +34,20 @@ def _figure(nrows=1, ncols=1, width=6.4, height=4.4):
 def save_figure(fig, path_without_suffix, dpi=150):
     """Write ``fig`` as ``<path>.png`` (rendered with Agg) and ``<path>.svg``; returns the two
     paths. Each file is written under a temporary name in the same folder, then renamed, so a
-    reader never sees half a figure. Missing folders are created."""
+    reader never sees half a figure. Missing folders are created. The files carry no date and the
+    SVG's element ids are salted with a constant, so redrawing the same figure rewrites the same
+    bytes (committed figures change only when their content does)."""
+    import matplotlib
     path = os.fspath(path_without_suffix)
     if os.path.splitext(path)[1].lower() in (".png", ".svg", ".pdf"):
         raise ValueError(f"save_figure takes a path without suffix (it writes .png and .svg), got {path!r}")
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     written = []
-    for fmt, options in (("png", {"dpi": dpi, "backend": "agg"}), ("svg", {})):
+    for fmt, options in (("png", {"dpi": dpi, "backend": "agg", "metadata": {"Software": None}}),
+                         ("svg", {"metadata": {"Date": None}})):
         final = f"{path}.{fmt}"
-        with atomic_write(final, "wb") as f:
+        with atomic_write(final, "wb") as f, matplotlib.rc_context({"svg.hashsalt": "minishare"}):
             fig.savefig(f, format=fmt, **options)
         written.append(final)
     return tuple(written)

@@ -66,9 +66,10 @@ def observations(result):
              "(the same computation)."]
     unigram = next(iter(result.values()))["final"].get("eval_mlm_unigram_loss")
     if unigram is not None:
-        notes.append(f"Unigram baseline for the held-out masked tokens: {unigram:.3f}; every variant "
-                     + ("is below it, so the models use context."
-                        if all(v < unigram for v in loss.values()) else "is not yet below it (too little training).") )
+        notes.append(f"Unigram baseline for the held-out masked tokens: {unigram:.3f}; "
+                     + ("every variant is below it, so the models use context."
+                        if all(v < unigram for v in loss.values())
+                        else "not every variant is below it yet (too little training)."))
     notes.append(f"Held-out MLM loss: not-shared {loss['not-shared']:.3f}, all-shared {loss['all-shared']:.3f}: "
                  + ("sharing costs some accuracy, as in the paper." if _clearly_above(loss["all-shared"], loss["not-shared"])
                     else "no clear cost of sharing at this size and training length (the paper's gap is small)."))

@@ -97,7 +97,7 @@ def observations(result):
         elif finals["Vanilla"] - finals[best] > 0.01 * finals["Vanilla"]:
             verdict = f"{best} is best, {finals['Vanilla'] - finals[best]:.3f} below Vanilla, as in the paper"
         else:
-            verdict = "no method differs from Vanilla by more than 1%"
+            verdict = "No method differs from Vanilla by more than 1%"
         notes.append(f"At {title}: held-out loss " + ", ".join(f"{m} {v:.3f}" for m, v in finals.items())
                      + "; exact match " + ", ".join(f"{m} {v:.2f}" for m, v in exact.items()) + f". {verdict}.")
     ep = result["equal_params"]
