@@ -76,8 +76,8 @@ def asarray(data, dtype=None):
 
 
 def to_numpy(array):
-    """Copy a backend array to host memory as a NumPy array: the one explicit device -> host
-    transfer."""
+    """A backend array as a NumPy array in host memory: the one explicit device -> host transfer
+    (a copy from a GPU; on the NumPy backend the array itself, so copy before modifying it)."""
     if isinstance(array, (numpy.ndarray, numpy.generic)):
         return numpy.asarray(array)
     if name == "cupy":
