@@ -1,7 +1,7 @@
 """Experiment "plans": every sharing plan the other experiments use, drawn as a positions ×
 parameter-sets grid."""
 from minishare.analysis import plots
-from minishare.sharing import Plan
+from minishare.sharing import COMPONENTS, Plan
 
 
 def plans(settings):
@@ -17,15 +17,20 @@ def plans(settings):
 
 
 def run(out, settings, progress=True):
-    return {name: str(plan) for name, plan in plans(settings).items()}
+    return {name: {c: list(plan.schedule(c)) for c in COMPONENTS} for name, plan in plans(settings).items()}
 
 
-def figures(result, folder, settings):
-    fig = plots.plot_plans(plans(settings))
+def _plans(result):
+    """The Plan objects back from their schedules (the result is plain JSON)."""
+    return {name: Plan(schedules, name) for name, schedules in result.items()}
+
+
+def figures(result, folder):
+    fig = plots.plot_plans(_plans(result))
     return [("Every sharing plan used: which parameter set (column) serves each layer position (row)",
              plots.save_figure(fig, f"{folder}/plans"))]
 
 
 def report(result, figs):
     return "\n".join(["| plan | sets by position (A = first set) |", "|---|---|"] +
-                     [f"| {name} | `{text.replace(chr(10), ' / ')}` |" for name, text in result.items()])
+                      [f"| {name} | `{str(plan).replace(chr(10), ' / ')}` |" for name, plan in _plans(result).items()])

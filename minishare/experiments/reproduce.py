@@ -43,7 +43,7 @@ def run(out, quick=False, only=None, progress=True):
                 _write_json(os.path.join(folder, "result.json"), {"settings": settings.key(), "result": result})
         if result is None:
             continue
-        figs = module.figures(result, folder, settings) if module is exp_plans else module.figures(result, folder)
+        figs = module.figures(result, folder)
         sections.append((title, figs, module.report(result, figs), _observations(module, result)))
     path = os.path.join(out, "report.md")
     _write_text(path, _markdown(sections, settings, out))
