@@ -9,6 +9,7 @@ unchanged under ``MINISHARE_BACKEND=numpy``, ``strict`` (catches host/device mix
 Import the helpers in a test module with ``from conftest import leaf, host, ...`` (pytest puts
 ``tests/`` on ``sys.path``).
 """
+import re
 import os
 
 import numpy as np
@@ -114,3 +115,31 @@ def strict_backend():
     """Switch to the strict (CuPy-like) backend for one test; restored afterwards."""
     backend.use("strict")
     return backend.xp
+
+
+def letters(text):
+    """'ABCCBA' -> [0, 1, 2, 2, 1, 0]: set A is the first one created."""
+    return [ord(ch) - ord("A") for ch in text]
+
+
+# A shared weight's gradient is the sum over the positions using it: the tests of the stacks and
+# of the models compare a shared model with a not-shared copy built by ``unshare``.
+SET_NAME = re.compile(r"^(?P<prefix>(?:.*\.)?)(?P<component>cross_attention|attention|ffn)_sets\."
+                      r"(?P<index>\d+)\.(?P<rest>.*)$")
+
+
+def unshare(shared, unshared, schedules):
+    """Load into the not-shared ``unshared`` model a copy of the set that position i of ``shared``
+    uses (by the hand-written ``schedules``: {stack prefix: {component: letters}})."""
+    state = shared.state_dict()
+
+    def source(name):
+        m = SET_NAME.match(name)
+        if m is None:
+            return name
+        index = letters(schedules[m["prefix"]][m["component"]])[int(m["index"])]
+        return f"{m['prefix']}{m['component']}_sets.{index}.{m['rest']}"
+
+    unshared.load_state_dict({name: host(state[source(name)]) for name in unshared.state_dict()})
+    assert len({id(p) for p in unshared.parameters()}) == len(list(unshared.named_parameters(
+        remove_duplicate=False))) - len(unshared.shared_names())     # really one tensor per name

@@ -5,8 +5,6 @@ definitions. Tiny sizes throughout: V = 11, E = 4, H = 8, 2 heads, T = 4.
 Which set serves which position is written by hand as letters (Cycle (rev), M = 2, N = 4: "ABBA"),
 never read back from the plan under test.
 """
-import math
-import re
 
 import numpy as np
 import pytest
@@ -17,6 +15,7 @@ from minishare.models import (AlbertConfig, AlbertForPreTraining, AlbertModel, D
                               EncoderDecoderModel, TransformerConfig)
 from minishare.analysis import count_parameters
 from minishare.nn import Residual
+from conftest import SET_NAME, letters, unshare  # noqa: E402
 
 V, E, H, HEADS, INNER, T = 11, 4, 8, 2, 16, 4
 
@@ -32,10 +31,6 @@ def ids(array):
 
 def randn(*shape, seed=0):
     return np.random.default_rng(seed).standard_normal(shape)
-
-
-def letters(text):
-    return [ord(c) - ord("A") for c in text]
 
 
 def albert_config(**overrides):
@@ -202,25 +197,6 @@ def test_shared_tensors_stay_one_and_move_once_after_an_adamw_step(case):
 
 
 # ============================ a shared weight's gradient is the sum over the positions using it
-SET_NAME = re.compile(r"^(?P<prefix>(?:.*\.)?)(?P<component>cross_attention|attention|ffn)_sets\."
-                      r"(?P<index>\d+)\.(?P<rest>.*)$")
-
-
-def unshare(shared, unshared, schedules):
-    """Load into the not-shared model, at position i, a copy of the set position i of ``shared``
-    uses (by the hand-written ``schedules``: {stack prefix: {component: letters}})."""
-    state = shared.state_dict()
-
-    def source(name):
-        m = SET_NAME.match(name)
-        if m is None:
-            return name
-        index = letters(schedules[m["prefix"]][m["component"]])[int(m["index"])]
-        return f"{m['prefix']}{m['component']}_sets.{index}.{m['rest']}"
-
-    unshared.load_state_dict({name: host(state[source(name)]) for name in unshared.state_dict()})
-
-
 def check_summed_gradients(shared, unshared, schedules):
     grads = {name: host(p.grad) for name, p in unshared.named_parameters()}
     summed = 0

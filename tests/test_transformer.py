@@ -6,7 +6,6 @@ Which parameter set serves which position is written by hand from the papers as 
 stack was built with. Every model here is tiny (H = 8, 2 heads) and float64 where gradients meet.
 """
 import math
-import re
 
 import numpy as np
 import pytest
@@ -16,6 +15,7 @@ from minishare import backend
 from minishare.nn import FFN, MultiHeadAttention, Residual, causal_mask, decoder, encoder, padding_mask
 from minishare.nn.transformer import timestep_signal
 from minishare.sharing import Plan
+from conftest import SET_NAME, letters, unshare  # noqa: E402
 
 B, T, S, H, HEADS, INNER = 2, 4, 3, 8, 2, 16
 EPS = 1e-12
@@ -33,11 +33,6 @@ def leaf(array, requires_grad=True):
 
 def randn(*shape, seed=0):
     return np.random.default_rng(seed).standard_normal(shape)
-
-
-def letters(text):
-    """'ABCCBA' -> [0, 1, 2, 2, 1, 0]: set A is the first one created."""
-    return [ord(c) - ord("A") for c in text]
 
 
 def perturb(module, seed=1, scale=0.3):
@@ -339,27 +334,6 @@ def test_cycle_rev_first_and_last_position_share_attention():
 
 
 # ============================ a shared weight's gradient is the sum over the positions using it
-SET_NAME = re.compile(r"^(?P<prefix>(?:.*\.)?)(?P<component>cross_attention|attention|ffn)_sets\."
-                      r"(?P<index>\d+)\.(?P<rest>.*)$")
-
-
-def unshare(shared, unshared, schedules):
-    """Load into the not-shared ``unshared`` model a copy of the set that position i of ``shared``
-    uses (by the hand-written ``schedules``: {stack prefix: {component: letters}})."""
-    state = shared.state_dict()
-
-    def source(name):
-        m = SET_NAME.match(name)
-        if m is None:
-            return name
-        index = letters(schedules[m["prefix"]][m["component"]])[int(m["index"])]
-        return f"{m['prefix']}{m['component']}_sets.{index}.{m['rest']}"
-
-    unshared.load_state_dict({name: host(state[source(name)]) for name in unshared.state_dict()})
-    assert len({id(p) for p in unshared.parameters()}) == len(list(unshared.named_parameters(
-        remove_duplicate=False))) - len(unshared.shared_names())     # really one tensor per name
-
-
 def check_summed_gradients(shared, unshared, schedules):
     """grad(shared set k) == Σ over positions i with letter k of grad(unshared position i)."""
     grads = {name: host(p.grad) for name, p in unshared.named_parameters()}
