@@ -193,6 +193,49 @@ def step_time(model, loss_fn, optimizer, repeats=5, warmup=1):
     return {"train": train, "inference": inference}
 
 
+def interleaved_step_times(setups, repeats=5, warmup=1):
+    """Seconds of training steps of several models measured back to back: each round runs one
+    step of every model in turn (the order reversed every other round), so a change in the
+    machine's load during the measurement reaches every model alike, and a ratio of two models'
+    times is taken within a round (``paired_ratios``).
+
+    ``setups``: name -> (model, loss_fn, optimizer); a step is zero_grad,
+    ``loss_fn(model).backward()``, ``optimizer.step()``, in train mode. ``warmup`` untimed rounds
+    come first. Returns {name: {"wall": [seconds per round], "cpu": [...]}}: "wall" is the clock
+    (``time.perf_counter``), "cpu" the CPU time of this process (``time.process_time``), which
+    other processes on a shared machine slow less. Weights, gradients, optimizer state and mode
+    are restored afterwards."""
+    if not setups:
+        raise ValueError("interleaved_step_times needs at least one (model, loss_fn, optimizer)")
+    for name, value, low in (("repeats", repeats, 1), ("warmup", warmup, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(f"interleaved_step_times: {name} must be an int >= {low}, got {value!r}")
+    times = {name: {"wall": [], "cpu": []} for name in setups}
+    with contextlib.ExitStack() as stack:
+        for model, _, optimizer in setups.values():
+            stack.enter_context(_restored(model, optimizer))
+            model.train()
+        for round_ in range(warmup + repeats):
+            order = list(setups) if round_ % 2 == 0 else list(setups)[::-1]
+            for name in order:
+                model, loss_fn, optimizer = setups[name]
+                wall, cpu = time.perf_counter(), time.process_time()
+                optimizer.zero_grad()
+                loss_fn(model).backward()
+                optimizer.step()
+                _synchronize()
+                if round_ >= warmup:
+                    times[name]["wall"].append(time.perf_counter() - wall)
+                    times[name]["cpu"].append(time.process_time() - cpu)
+    return times
+
+
+def paired_ratios(times, numerator, denominator, clock="cpu"):
+    """Per-round ratios of two models' step times from ``interleaved_step_times``: the time of
+    ``numerator`` over that of ``denominator`` measured in the same round."""
+    return [a / b for a, b in zip(times[numerator][clock], times[denominator][clock])]
+
+
 # --- shared against not shared, as the model gets deeper ------------------------------------------
 def _adamw(model):
     return optim.AdamW(model.parameters())
