@@ -35,7 +35,7 @@ def build_parser():
     t.add_argument("--embedding-size", "-E", type=int, help="E (factorized embedding size)")
     t.add_argument("--hidden-size", "-H", type=int, help="H")
     t.add_argument("--num-layers", "-N", type=int, help="N layer positions")
-    t.add_argument("--num-unique-layers", "-M", type=int, help="M distinct layers (sequence/cycle/cycle-rev)")
+    t.add_argument("--num-unique-layers", "-M", type=int, help="M distinct layers (sequence/cycle/cycle-rev/cycle-rev-code)")
     t.add_argument("--norm-position", choices=("post", "pre"))
     t.add_argument("--objective", choices=("sop", "nsp"), default="sop", help="second pre-training loss")
     t.add_argument("--corpus", default="default", help="'default' (Python's docs), 'grammar', or a UTF-8 file/folder")

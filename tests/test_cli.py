@@ -72,7 +72,11 @@ def test_plan_prints_the_letters(capsys):
 
 @pytest.mark.parametrize("argv, letters", [(["cycle", "-N", "6", "-M", "3"], "A B C A B C"),
                                            (["sequence", "-N", "6", "-M", "3"], "A A B B C C"),
-                                           (["0,1,1,0"], "A B B A")])
+                                           (["0,1,1,0"], "A B B A"),
+                                           # M does not divide N: the paper's text, its code
+                                           (["cycle-rev", "-N", "7", "-M", "3"], "A B C A B C C"),
+                                           (["cycle-rev-code", "-N", "7", "-M", "3"],
+                                            "A B C A C B A")])
 def test_plan_other_schedules(argv, letters, capsys):
     status, out, _ = run(capsys, "plan", *argv)
     assert status == 0 and letters in out

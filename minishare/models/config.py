@@ -13,9 +13,9 @@ class AlbertConfig:
 
     V = vocab_size, E = embedding_size, H = hidden_size, N = num_hidden_layers, M = num_unique_layers.
     ``sharing`` is a strategy of ``minishare.sharing`` ("all-shared", "not-shared",
-    "shared-attention", "shared-ffn", "sequence", "cycle", "cycle-rev", "universal") or an explicit
-    schedule; ``num_unique_layers`` is M for the Takase & Kiyono strategies. ``norm_position`` is
-    "post" (BERT, ALBERT) or "pre".
+    "shared-attention", "shared-ffn", "sequence", "cycle", "cycle-rev", "cycle-rev-code",
+    "universal") or an explicit schedule; ``num_unique_layers`` is M for the Takase & Kiyono
+    strategies. ``norm_position`` is "post" (BERT, ALBERT) or "pre".
     """
     vocab_size: int = 30000
     embedding_size: int = 128
