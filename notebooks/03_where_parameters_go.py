@@ -25,8 +25,6 @@
 # %%
 import minishare
 from minishare.analysis import params, plots
-from minishare.analysis.course_figures import plot_bars
-from minishare.analysis.display import parameter_groups
 from minishare.experiments import course
 from minishare.models import AlbertConfig
 from minishare.models.embeddings import AlbertEmbeddings
@@ -82,18 +80,14 @@ course.Source(AlbertEmbeddings.__init__)
 # %% [markdown]
 # ## 3.4 The same breakdown for ALBERT-base, side by side with BERT-base
 #
-# ALBERT-base is BERT-base with $E = 128$ and all layers shared (notebook 4). The figure groups the
-# parameters as the config's table does.
+# ALBERT-base is BERT-base with $E = 128$ and all layers shared (notebook 4).
+# `params.parameter_breakdown` files every distinct tensor under one part, so the parts add up to
+# `count_parameters`:
 
 # %%
-def groups(preset):
-    model = params.build_shape_only(AlbertConfig.from_preset(preset))
-    return {group: n / 1e6 for group, n, _ in parameter_groups(model)}
-
-
-plot_bars({"bert-base": groups("bert-base"), "albert-base": groups("albert-base")},
-          ylabel="parameters (millions)", xlabel="part of the model",
-          title="Where the parameters go: BERT-base against ALBERT-base (V = 30,000, H = 768, N = 12)")
+plots.plot_param_breakdown({preset: params.parameter_breakdown(params.build_shape_only(AlbertConfig.from_preset(preset)))
+                            for preset in ("bert-base", "albert-base")},
+                           title="Where the parameters go: BERT-base against ALBERT-base (V = 30,000, H = 768, N = 12)")
 
 # %% [markdown]
 # ## 3.5 Parameters against E (ALBERT Table 3)
@@ -108,7 +102,7 @@ series = {sharing: [minishare.count_parameters(AlbertConfig.from_preset("albert-
 plots.plot_params_vs(Es, series, "embedding size E", "Parameters against E (ALBERT-base shape: V = 30,000, H = 768, N = 12)")
 
 # %% [markdown]
-# Our exact counts beside the paper's rounded ones (Table 3 and Table 4 of Lan et al.):
+# Our exact counts beside the paper's rounded ones (Table 3 of Lan et al.):
 
 # %%
 rows = [row for row in params.albert_tables() if row[0] == "Table 3"]
@@ -146,6 +140,7 @@ print(course.reveal(guess, 30000 * 4096, "unfactorized (V × H)"))
 
 # %%
 guess = None
-albert_base = {group: n for group, n, _ in parameter_groups(params.build_shape_only(AlbertConfig.from_preset("albert-base")))}
-print(course.reveal(guess, round(albert_base["word embeddings (V × E)"] / sum(albert_base.values()), 3),
+albert_base = params.parameter_breakdown(params.build_shape_only(AlbertConfig.from_preset("albert-base")))
+total = sum(n for parts in albert_base.values() for n in parts.values())
+print(course.reveal(guess, round(albert_base["embedding"]["word (V × E)"] / total, 3),
                     "fraction of albert-base in the word embeddings"))

@@ -92,10 +92,17 @@ plots.plot_plans({f"{name} M={M}": Plan.build(name, 6, M)
 # The paper's text defines Cycle (rev) as "Cycle for the first $M(\lceil N/M\rceil - 1)$ layers,
 # then reversed". For $M = 3$, $N = 7$ that reads A B C A B C **C**. The authors' released code
 # reverses the last M positions instead (A B C A **C B A**). The two agree whenever M divides N,
-# which covers every configuration in the paper. minishare follows the text:
+# which covers every configuration in the paper. minishare follows the text as `cycle-rev` and
+# offers the code's rule under its own name, `cycle-rev-code`, so you can compare both:
 
 # %%
-print("M = 3, N = 7 by the paper's text:", Plan.build("cycle-rev", 7, 3))
+plots.plot_plans({"cycle-rev (paper's text), M=3": Plan.build("cycle-rev", 7, 3),
+                  "cycle-rev-code (authors' code), M=3": Plan.build("cycle-rev-code", 7, 3)}, ncols=2)
+
+# %%
+for N in range(1, 9):
+    differ = [M for M in range(1, N + 1) if sharing.assign("cycle-rev", N, M) != sharing.assign("cycle-rev-code", N, M)]
+    print(f"N = {N}: the two rules differ for M in {differ}")
 
 # %% [markdown]
 # ## 5.5 A schedule of your own, per component
@@ -126,8 +133,8 @@ plots.plot_param_bars(rows, "Takase & Kiyono's configurations (M/N): parameters,
 #
 # 1. **assign from scratch.** Complete `my_assign` below for the three strategies; the cell compares
 #    it with `sharing.assign` for every $1 \le M \le N \le 12$ the rules allow.
-# 2. Write the authors'-code variant of Cycle (rev) (reverse the last M positions) and find the
-#    smallest (M, N) where it differs from the paper's rule.
+# 2. Without looking at `sharing.assign`, write the authors'-code rule of Cycle (rev) (reverse the
+#    last M positions) and check it against `sharing.assign("cycle-rev-code", N, M)`.
 # 3. For $M = 2$, $N = 8$: which positions send gradient to set B under each strategy?
 #    (`plan.positions_of("ffn", 1)`)
 

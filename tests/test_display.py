@@ -90,20 +90,20 @@ def table(html):
 def test_albert_config_html_breaks_down_albert_base_by_hand():
     V, E, H, I, P = 30000, 128, 768, 3072, 512
     rows = table(AlbertConfig.from_preset("albert-base")._repr_html_())
-    assert rows["word embeddings (V × E)"] == V * E
-    assert rows["positions, token types, LayerNorm"] == (P + 2) * E + 2 * E
-    assert rows["E → H projection"] == E * H + H
-    assert rows["encoder attention (1 set)"] == 4 * H * H + 4 * H + 2 * H
-    assert rows["encoder ffn (1 set)"] == 2 * H * I + I + H + 2 * H
-    assert rows["pooler"] == H * H + H
+    assert rows["embedding: word (V × E)"] == V * E
+    assert rows["embedding: position (P × E)"] == P * E
+    assert rows["embedding: projection (E × H)"] == E * H + H
+    assert rows["encoder: attention (1 set)"] == 4 * H * H + 4 * H + 2 * H
+    assert rows["encoder: FFN (1 set)"] == 2 * H * I + I + H + 2 * H
+    assert rows["heads: pooler (H × H)"] == H * H + H
     assert rows["total"] == 11_683_584                        # ALBERT Table 1: "12M"
 
 
 def test_config_html_counts_sets_per_component():
     rows = table(AlbertConfig.from_preset("albert-base", sharing="shared-attention")._repr_html_())
-    assert "encoder attention (1 set)" in rows and "encoder ffn (12 sets)" in rows
+    assert "encoder: attention (1 set)" in rows and "encoder: FFN (12 sets)" in rows
     H = 768
-    assert rows["encoder ffn (12 sets)"] == 12 * (2 * H * 4 * H + 4 * H + H + 2 * H)
+    assert rows["encoder: FFN (12 sets)"] == 12 * (2 * H * 4 * H + 4 * H + H + 2 * H)
 
 
 def test_transformer_config_html_shows_both_stacks():

@@ -52,37 +52,45 @@ def plan_svg(plan):
     return "\n".join(out)
 
 
-def parameter_groups(model):
-    """(group, parameters, distinct sets or None) rows of a model, each shared tensor counted
-    once, in the order the
-    input meets them: the word embeddings (V × E) alone, the rest of the embedding, each
-    component's sets in each stack (with how many distinct sets it has), the output heads."""
+def _stack_groups(model):
+    """(group, parameters, distinct sets or None) rows of an encoder-decoder or LM, each shared
+    tensor once, in the order the input meets them: the word embeddings (V × E), the E -> H
+    projection, each component of each stack (with its number of distinct sets), the output
+    projection's own weights (none when tied and E = H)."""
     groups, sets = {}, {}
     for name, p in model.named_parameters():
         parts = name.split(".")
-        if parts[0] == "albert":              # AlbertForPreTraining keeps the encoder as .albert
-            parts = parts[1:]
         if parts[0] == "embeddings":
-            group = "word embeddings (V × E)" if parts[1] == "word_embeddings" else (
-                "E → H projection" if parts[1] == "embedding_hidden_mapping_in" else
-                "positions, token types, LayerNorm")
-        elif parts[0] in ("encoder", "decoder") and parts[1].endswith("_sets"):
+            group = "word embeddings (V × E)" if parts[1] == "word_embeddings" else "E → H projection"
+        elif parts[1].endswith("_sets"):
             group = f"{parts[0]} {parts[1][:-len('_sets')].replace('_', '-')}"
             sets.setdefault(group, set()).add(parts[2])
         elif parts[0] in ("encoder", "decoder"):
             group = f"{parts[0]} final LayerNorm"
         else:
-            group = parts[0]                   # pooler, predictions, sop_classifier, lm_head
+            group = "output projection"
         groups[group] = groups.get(group, 0) + p.size
     return [(g, n, len(sets[g]) if g in sets else None) for g, n in groups.items()]
 
 
+def _albert_groups(config, model):
+    """The same rows for ALBERT/BERT, from ``params.parameter_breakdown`` (parts that are 0 left
+    out), with the number of distinct attention and FFN sets from the plan."""
+    from minishare.analysis.params import parameter_breakdown
+    plan = config.plan()
+    n_sets = {"attention": plan.n_sets("attention"), "FFN": plan.n_sets("ffn")}
+    return [(f"{group}: {part}", n, n_sets.get(part)) for group, parts in parameter_breakdown(model).items()
+            for part, n in parts.items() if n]
+
+
 def config_html(config):
     """A config as HTML: its shape (V, E, H, N, M), its plan, and where its parameters go, counted
-    shape-only (nothing allocated), each shared tensor once, as ``count_parameters`` counts."""
+    shape-only (nothing allocated), each shared tensor once, as ``count_parameters`` counts it
+    (an ALBERT config: the encoder with its pooler, as the papers count)."""
     from minishare.analysis.params import build_shape_only
+    from minishare.models import AlbertConfig
     model = build_shape_only(config)
-    rows = parameter_groups(model)
+    rows = _albert_groups(config, model) if isinstance(config, AlbertConfig) else _stack_groups(model)
     total = sum(n for _, n, _ in rows)
     plan = config.plan()
     M = config.num_unique_layers
