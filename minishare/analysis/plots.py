@@ -134,10 +134,10 @@ def plot_layer_transitions(results, title=None):
             mean, low, high = band(curves)
             layers = list(range(1, len(mean) + 1))
             n_layers = max(n_layers, len(mean))
-            style = series_style(i)
+            style = series_style(i, len(results))
             if len(curves) > 1:
                 ax.fill_between(layers, low, high, color=style["color"], alpha=0.18, linewidth=0)
-            ax.plot(layers, mean, label=f"{name} (n={len(curves)})", markersize=5,
+            ax.plot(layers, mean, label=f"{name}, {len(curves)} seed(s)",
                     markerfacecolor="white" if "untrained" in name else style["color"], **style)
         ax.set_xlabel(r"layer $l$ (input $h_l$, output $h_{l+1}$)")
         ax.set_ylabel(ylabel)
@@ -160,11 +160,11 @@ def plot_metric_vs(xs, series, xlabel, ylabel, title, log_x=False):
     for i, (name, per_x) in enumerate(series.items()):
         if len(per_x) != len(xs):
             raise ValueError(f"plot_metric_vs: {name!r} has {len(per_x)} points for {len(xs)} x values")
-        style = series_style(i)
+        style = series_style(i, len(series))
         mean = [sum(v) / len(v) for v in per_x]
         ax.fill_between(xs, [min(v) for v in per_x], [max(v) for v in per_x], color=style["color"],
                         alpha=0.18, linewidth=0)
-        ax.plot(xs, mean, label=f"{name} (mean of {len(per_x[0])} seeds)", markersize=6, **style)
+        ax.plot(xs, mean, label=f"{name}, mean of {len(per_x[0])} seeds", markerfacecolor="white", **style)
         ax.plot([x for x, v in zip(xs, per_x) for _ in v], [y for v in per_x for y in v],
                 color=style["color"], marker=".", linestyle="none", alpha=0.6)
     if log_x:
@@ -209,9 +209,11 @@ LINE_STYLES = ("-", "--", "-.", ":")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
 
-def series_style(i):
-    """Colour, line style and marker of series ``i`` of a figure."""
-    return dict(color=f"C{i % 10}", linestyle=LINE_STYLES[i % len(LINE_STYLES)], marker=MARKERS[i % len(MARKERS)])
+def series_style(i, n=1):
+    """Colour, line style, marker and marker size of series ``i`` of ``n`` in a figure. Earlier
+    series get larger markers, so a later one drawn on the same point sits inside it and both show."""
+    return dict(color=f"C{i % 10}", linestyle=LINE_STYLES[i % len(LINE_STYLES)], marker=MARKERS[i % len(MARKERS)],
+                markersize=4 + 4 * (n - 1 - i) / max(1, n - 1))
 
 
 def band(curves):
@@ -236,34 +238,33 @@ def plot_convergence(histories, x="step", y="loss", window=10, eval_y=None, titl
     eval_y = eval_y or f"eval_{y}"
     fig, axes = _figure(width=8.6)
     ax = axes[0][0]
-    n_seeds = set()
-    for i, (name, seeds) in enumerate(_runs(histories).items()):
+    n_seeds, runs = set(), _runs(histories)
+    for i, (name, seeds) in enumerate(runs.items()):
         seeds = [[row for row in rows if x in row and y in row] for rows in seeds]
         if not all(seeds):
             raise ValueError(f"plot_convergence: a history of {name!r} has no rows with both {x!r} and {y!r}")
         length = min(len(rows) for rows in seeds)       # runs of one configuration have equal steps
         seeds = [rows[:length] for rows in seeds]
         n_seeds.add(len(seeds))
-        style = series_style(i)
+        style = series_style(i, len(runs))
         xs = band([[row[x] for row in rows] for rows in seeds])[0]
         mean, low, high = band([moving_average([row[y] for row in rows], window) for rows in seeds])
         ax.fill_between(xs, low, high, color=style["color"], alpha=0.18, linewidth=0)
-        ax.plot(xs, mean, color=style["color"], linestyle=style["linestyle"], marker=style["marker"],
-                markevery=max(1, length // 8), markersize=5, label=name)
+        ax.plot(xs, mean, markevery=max(1, length // 8), label=name, **style)
         at = [j for j, row in enumerate(seeds[0]) if eval_y in row]
         if at:
             e_mean, e_low, e_high = band([[rows[j][eval_y] for j in at] for rows in seeds])
             ax.errorbar([xs[j] for j in at], e_mean, yerr=[[m - lo for m, lo in zip(e_mean, e_low)],
                                                            [hi - m for m, hi in zip(e_mean, e_high)]],
                         color=style["color"], marker=style["marker"], markerfacecolor="white",
-                        markersize=7, linestyle="none", capsize=3,
-                        label=f"{name}: held-out {eval_y[5:] if eval_y.startswith('eval_') else eval_y}")
+                        markersize=style["markersize"] + 2, linestyle="none", capsize=3,
+                        label=f"{name}: held-out {(eval_y[5:] if eval_y.startswith('eval_') else eval_y).replace('_', ' ')}")
     ax.set_xlabel(_X_LABELS.get(x, x))
     ax.set_ylabel(y.replace("_", " ") + (" (cross-entropy, nats)" if y.endswith("loss") else ""))
     seeds_text = "/".join(str(n) for n in sorted(n_seeds))
     ax.set_title((title + "\n" if title else "")
-                 + f"training {y.replace('_', ' ')} (moving average over {window} steps): mean of "
-                 f"{seeds_text} seed(s), band min–max; open markers: held-out, bars min–max", fontsize=9)
+                 + f"training {y.replace('_', ' ')}: moving average over {window} steps; line: mean of "
+                 f"{seeds_text} seed(s), band: min–max\nopen markers: held-out, mean and min–max", fontsize=9)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
     return fig
 

@@ -14,7 +14,8 @@ def requests(settings):
 
 
 def run(out, settings, progress=True):
-    result = {"H": settings.albert["hidden_size"], "E": list(settings.embedding_sizes), "models": {}}
+    result = {"H": settings.albert["hidden_size"], "N": settings.albert["num_hidden_layers"],
+              "E": list(settings.embedding_sizes), "models": {}}
     for sharing in SHARINGS:
         per_E = []
         for E in settings.embedding_sizes:
@@ -28,21 +29,20 @@ def run(out, settings, progress=True):
 
 def figures(result, folder):
     figs = []
-    for metric, label in (("eval_mlm_loss", "held-out MLM loss (cross-entropy, nats)"),
-                          ("eval_mlm_accuracy", "held-out MLM accuracy (fraction of masked tokens)")):
-        series = {f"{sharing} (N = 4)": [s["final"][metric]["values"] for s in per_E]
+    for metric, what, unit in (("eval_mlm_loss", "Held-out MLM loss", "cross-entropy, nats"),
+                               ("eval_mlm_accuracy", "Held-out MLM accuracy", "fraction of masked tokens")):
+        series = {f"{sharing} (N = {result['N']})": [s["final"][metric]["values"] for s in per_E]
                   for sharing, per_E in result["models"].items()}
-        fig = plots.plot_metric_vs(result["E"], series, "embedding size E", label,
-                                   f"{label.split(' (')[0]} against E at H = {result['H']} (Post-LN; ALBERT Table 3)",
-                                   log_x=True)
-        figs.append((f"{label.split(' (')[0].capitalize()} against the embedding size E at H = {result['H']}, "
-                     "not-shared and all-shared", plots.save_figure(fig, f"{folder}/{metric}_vs_E")))
+        fig = plots.plot_metric_vs(result["E"], series, "embedding size E", f"{what} ({unit})",
+                                   f"{what} against E at H = {result['H']} (Post-LN; ALBERT Table 3)", log_x=True)
+        figs.append((f"{what} against the embedding size E at H = {result['H']}, not-shared and all-shared",
+                     plots.save_figure(fig, f"{folder}/{metric}_vs_E")))
     return figs
 
 
 def report(result, figs):
     n = result["models"]["not-shared"][0]["final"]["eval_mlm_loss"]["n"]
-    rows = [f"H = {result['H']}; mean ± standard deviation (min–max) over {n} seeds.", "",
+    rows = [f"H = {result['H']}, N = {result['N']}, Post-LN; mean ± standard deviation (min–max) over {n} seeds.", "",
             "| model | E | parameters | held-out MLM loss | MLM accuracy |", "|---|---|---|---|---|"]
     for sharing, per_E in result["models"].items():
         for E, s in zip(result["E"], per_E):

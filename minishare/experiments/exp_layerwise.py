@@ -4,7 +4,6 @@ layers, trained on the embedded corpus over several seeds: the L2 distance and t
 the input and the output of every layer, with the same models untrained (seed for seed) as the
 control, and the norm of every hidden state, which tells what the first point measures."""
 import math
-import os
 
 from minishare import random as ms_random
 from minishare.analysis import layerwise, plots
@@ -90,25 +89,39 @@ def roughness(curve):
     return sum(abs(b - a) for a, b in zip(rest, rest[1:])) / max(1, len(rest) - 1)
 
 
+def first_point(r, H):
+    """What the first point of Figure 1 is made of, for one model's results over seeds: the mean
+    norms of h_0 (embedding output) and h_1 (first layer output), the first L2 distance, and the
+    part of it that the difference of the two norms alone forces (|‖h_1‖ − ‖h_0‖| <= ‖h_1 − h_0‖,
+    the triangle inequality), trained and untrained."""
+    out = {}
+    for kind in ("trained", "untrained"):
+        norms, l2 = r[kind]["norms"], r[kind]["l2"]
+        out[kind] = {"h0": stats.spread([n[0] for n in norms]), "h1": stats.spread([n[1] for n in norms]),
+                     "l2": stats.spread([d[0] for d in l2]),
+                     "forced": stats.spread([abs(n[1] - n[0]) / d[0] for n, d in zip(norms, l2)])}
+    later = [v for seed in r["untrained"]["norms"] for v in seed[1:]]
+    out["untrained_layer_norms"] = (min(later), max(later))
+    return out
+
+
 def observations(result):
     H, notes = result["H"], []
     for style, r in result["models"].items():
-        norms = {kind: [stats.spread([seed[l] for seed in r[kind]["norms"]]) for l in range(result["N"] + 1)]
-                 for kind in ("trained", "untrained")}
-        later = [n["mean"] for n in norms["untrained"][1:]]
-        first_l2 = {kind: stats.spread([seed[0] for seed in r[kind]["l2"]]) for kind in ("trained", "untrained")}
+        p = first_point(r, H)
+        t, u = p["trained"], p["untrained"]
+        lo, hi = p["untrained_layer_norms"]
+        artifact = t["forced"]["min"] > 0.9
         notes.append(
-            f"{style} (E = {r['E']}): untrained, every layer output has norm {min(later):.3f}–{max(later):.3f} "
-            f"(√H = {math.sqrt(H):.3f}: a Post-LN output leaves a LayerNorm with gain 1) and the embedding output "
-            f"{stats.fmt(norms['untrained'][0], 2)}; trained, ‖h_0‖ = {stats.fmt(norms['trained'][0], 2)}, "
-            f"‖h_1‖ = {stats.fmt(norms['trained'][1], 2)}. The first L2 distance is {stats.fmt(first_l2['trained'], 2)} "
-            f"trained and {stats.fmt(first_l2['untrained'], 2)} untrained, at least |‖h_1‖ − ‖h_0‖| by the triangle "
-            "inequality: "
-            + ("the first point is mostly the jump in norm from the embedding to the first LayerNorm, not a learned effect."
-               if first_l2["untrained"]["mean"] > 0.5 * first_l2["trained"]["mean"] else
-               "training changes the first point beyond the norm difference.")
-            + (" (The seed ranges of trained and untrained first points overlap.)"
-               if not stats.separated(first_l2["trained"], first_l2["untrained"]) else ""))
+            f"{style} (E = {r['E']}), first point: every layer output of the untrained model has norm "
+            f"{lo:.3f}–{hi:.3f}, i.e. √H = {math.sqrt(H):.3f} (Post-LN: it leaves a LayerNorm with gain 1, whatever "
+            f"the layer computed); the embedding output h_0 has norm {stats.fmt(u['h0'], 2)} untrained, "
+            f"{stats.fmt(t['h0'], 2)} trained (h_1: {stats.fmt(t['h1'], 2)}). The first L2 distance is "
+            f"{stats.fmt(t['l2'], 2)} trained and {stats.fmt(u['l2'], 2)} untrained; the norm difference "
+            f"|‖h_1‖ − ‖h_0‖| alone forces a fraction {stats.fmt(t['forced'], 3)} of it (trained). "
+            + ("So this point is a LayerNorm artifact (the E-wide embedding projected to H is far shorter than √H), "
+               "not a learned effect." if artifact else
+               "Here the norms match, so the first point measures what the layer changed, like the others."))
     rough = {style: {key: stats.spread([roughness(seed) for seed in r["trained"][key]])
                      for key in ("l2", "cosine_degrees")} for style, r in result["models"].items()}
     for key, what in (("cosine_degrees", "angle (degrees)"), ("l2", "L2 distance")):

@@ -26,7 +26,7 @@ def requests(settings):
 
 
 def run(out, settings, progress=True):
-    result = {"V": settings.vocab_size, "models": {}}
+    result = {"V": settings.vocab_size, "N": settings.albert["num_hidden_layers"], "models": {}}
     for name, config in variants(settings).items():
         summary = exp_albert.summarize(exp_albert.seed_runs(out, settings, "not-shared", progress=progress,
                                                             **_config(config)))
@@ -41,7 +41,7 @@ def figures(result, folder):
 
 def report(result, figs):
     n = next(iter(result["models"].values()))["final"]["eval_mlm_loss"]["n"]
-    rows = [f"Not-shared, N = 4, Post-LN; mean ± standard deviation (min–max) over {n} seeds, at equal steps.", "",
+    rows = [f"Not-shared, N = {result['N']}, Post-LN; mean ± standard deviation (min–max) over {n} seeds, at equal steps.", "",
             "| model | parameters | held-out MLM loss | MLM accuracy |", "|---|---|---|---|"]
     for name, r in result["models"].items():
         rows.append(f"| {name} | {r['params']:,} | {stats.fmt(r['final']['eval_mlm_loss'])} "
