@@ -336,3 +336,125 @@ def plot_plans(plans, ncols=4):
     fig.suptitle("Sharing plans: which parameter set (column) serves each layer position (row, "
                  "first layer at the bottom)")
     return fig
+
+
+# --- where parameters and compute go; gradient norms by layer position ---------------------------
+_GROUP_COLORS = {"embedding": "Blues", "encoder": "Oranges", "heads": "Greens"}
+_HATCHES = ("", "//", "..", "xx", "\\\\")
+
+
+def plot_param_breakdown(breakdowns, title="Where the parameters go"):
+    """Stacked bars of ``params.parameter_breakdown`` per model: millions (left) and percent of the
+    model (right). ``breakdowns``: label -> {group: {part: count}}. Parts are shaded by group
+    (embedding blue, encoder orange, heads green) and hatched within a group; parts that are 0 in
+    every model are left out of the legend, which sits outside the axes."""
+    import matplotlib
+    if not breakdowns:
+        raise ValueError("plot_param_breakdown needs at least one model's breakdown")
+    labels = list(breakdowns)
+    first = next(iter(breakdowns.values()))
+    parts = [(group, part) for group in first for part in first[group]
+             if any(b[group][part] for b in breakdowns.values())]
+    totals = [sum(n for g in b.values() for n in g.values()) for b in breakdowns.values()]
+    fig, axes = _figure(ncols=2, width=4.2, height=4.8)
+    for ax, percent in zip(axes[0], (False, True)):
+        bottom = [0.0] * len(labels)
+        for group in first:
+            in_group = [part for g, part in parts if g == group]
+            cmap = matplotlib.colormaps[_GROUP_COLORS.get(group, "Greys")]
+            for k, part in enumerate(in_group):
+                values = [b[group][part] for b in breakdowns.values()]
+                heights = [100 * v / t if percent else v / 1e6 for v, t in zip(values, totals)]
+                ax.bar(labels, heights, 0.6, bottom=bottom, color=cmap(0.35 + 0.5 * k / max(1, len(in_group) - 1)),
+                       hatch=_HATCHES[k % len(_HATCHES)], edgecolor="black", linewidth=0.4,
+                       label=f"{group}: {part}")
+                bottom = [b + h for b, h in zip(bottom, heights)]
+        if not percent:
+            for i, t in enumerate(totals):
+                ax.text(i, bottom[i], f"{t / 1e6:.1f}M", ha="center", va="bottom", fontsize=8)
+        ax.set_ylabel("percent of the model's parameters" if percent else "parameters (millions)")
+        ax.set_xlabel("model")
+        ax.set_title("share of the model" if percent else "count (total on top)")
+    axes[0][1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7)
+    fig.suptitle(title)
+    return fig
+
+
+def plot_flops(presets, check=None, seq_len=512, check_batch=None):
+    """Left: forward FLOPs per token against parameters, one labelled point per preset (rows of
+    ``flops.preset_table``), log-log. Right (with ``check``, the rows of the "flops" experiment):
+    measured CPU seconds per training step against training FLOPs per step for tiny models, the
+    median with the min–max range over rounds, and the line time ∝ FLOPs through the smallest."""
+    if not presets:
+        raise ValueError("plot_flops needs at least one preset row")
+    fig, axes = _figure(ncols=2 if check else 1, width=5.6, height=4.6)
+    ax = axes[0][0]
+    markers = "osD^v<>"
+    for i, r in enumerate(presets):
+        ax.plot(r["parameters"] / 1e6, r["forward_gflops"], marker=markers[i % len(markers)],
+                linestyle="none", color=f"C{i}", markersize=8, label=r["name"])
+        ax.annotate(r["name"], (r["parameters"] / 1e6, r["forward_gflops"]), xytext=(6, -3),
+                    textcoords="offset points", fontsize=8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("parameters (millions, log scale)")
+    ax.set_ylabel(f"forward GFLOPs per token at T = {seq_len} (log scale)")
+    ax.set_title("Compute against parameters (ALBERT Table 1's models)\n"
+                 "sharing cuts parameters, not FLOPs")
+    ax.margins(x=0.25, y=0.2)
+    if check:
+        ax = axes[0][1]
+        x = [r["step_gflops"] for r in check]
+        med = [sorted(r["cpu_s"]["values"])[len(r["cpu_s"]["values"]) // 2] for r in check]
+        lo = [m - r["cpu_s"]["min"] for m, r in zip(med, check)]
+        hi = [r["cpu_s"]["max"] - m for m, r in zip(med, check)]
+        ax.errorbar(x, med, yerr=[lo, hi], marker="o", linestyle="none", capsize=3,
+                    label="measured (median, min–max)")
+        for xi, yi, r in zip(x, med, check):
+            ax.annotate(r["name"], (xi, yi), xytext=(6, -10), textcoords="offset points", fontsize=8)
+        span = [min(x) * 0.8, max(x) * 1.25]
+        ax.plot(span, [med[0] * s / x[0] for s in span], linestyle="--", color="gray",
+                label="time ∝ FLOPs (through the smallest)")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        batch = f", batch {check_batch[0]} × {check_batch[1]} tokens" if check_batch else ""
+        ax.set_xlabel(f"training GFLOPs per step (3 × forward{batch})")
+        ax.set_ylabel("CPU seconds per training step (log scale)")
+        ax.set_title("Measured step time against FLOPs\n(tiny ALBERTs, E = 32, FFN 4H, Post-LN)")
+        ax.legend(loc="upper left", fontsize=8)
+    return fig
+
+
+_STYLES = (("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"), ((0, (5, 1, 1, 1)), "v"))
+
+
+def plot_gradient_norms(panels, row_names, steps, title):
+    """A grid of per-position gradient norms: one row per LayerNorm position (``row_names``: key
+    -> "Post-LN"), one column per measured training step. ``panels[(row, step)]``: plan label ->
+    [per seed: [norm at each position]]; each plan is drawn as the mean over seeds (its own line
+    style and marker) with a min–max band, on a log scale. The legend sits below the grid."""
+    if not panels:
+        raise ValueError("plot_gradient_norms needs at least one panel")
+    rows, steps = list(row_names), list(steps)
+    fig, axes = _figure(len(rows), len(steps), width=4.0, height=3.2)
+    for r, row in enumerate(rows):
+        for c, step in enumerate(steps):
+            ax = axes[r][c]
+            for k, (label, seeds) in enumerate(panels[row, step].items()):
+                positions = range(1, len(seeds[0]) + 1)
+                columns = list(zip(*seeds))
+                mean = [sum(v) / len(v) for v in columns]
+                linestyle, marker = _STYLES[k % len(_STYLES)]
+                ax.fill_between(positions, [min(v) for v in columns], [max(v) for v in columns],
+                                color=f"C{k}", alpha=0.2, linewidth=0)
+                ax.plot(positions, mean, color=f"C{k}", linestyle=linestyle, marker=marker,
+                        markersize=4, label=label)
+            ax.set_yscale("log")
+            ax.set_title(f"{row_names[row]}, " + ("at initialization" if step == 0 else f"after {step} steps"),
+                         fontsize=10)
+            ax.set_xlabel("layer position (1 = next to the embeddings)")
+            ax.set_ylabel("gradient norm (log scale)")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize=9)
+    fig.suptitle(title, fontsize=10)
+    return fig
