@@ -90,6 +90,8 @@ def build_parser():
     r.add_argument("--out", default="runs/reproduce")
     r.add_argument("--quick", action="store_true", help="small settings that finish in minutes (CI)")
     r.add_argument("--only", action="append", help="run only this experiment (repeatable)")
+    r.add_argument("--jobs", "-j", type=int, default=1,
+                   help="training runs at once, one process and one BLAS thread each (e.g. the number of cores)")
     r.add_argument("--no-progress", action="store_true")
     return parser
 
@@ -165,7 +167,8 @@ def _show(value):
 
 def cmd_reproduce(args):
     from minishare.experiments import reproduce
-    report = reproduce.run(args.out, quick=args.quick, only=args.only, progress=not args.no_progress)
+    report = reproduce.run(args.out, quick=args.quick, only=args.only, progress=not args.no_progress,
+                           jobs=args.jobs)
     print(f"report: {report}")
 
 
