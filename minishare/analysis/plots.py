@@ -295,6 +295,7 @@ def plot_flops(presets, check=None, seq_len=512, check_batch=None):
     ``flops.preset_table``), log-log. Right (with ``check``, the rows of the "flops" experiment):
     measured CPU seconds per training step against training FLOPs per step for tiny models, the
     median with the min–max range over rounds, and the line time ∝ FLOPs through the smallest."""
+    from matplotlib.ticker import FormatStrFormatter
     if not presets:
         raise ValueError("plot_flops needs at least one preset row")
     fig, axes = _figure(ncols=2 if check else 1, width=5.6, height=4.6)
@@ -332,6 +333,10 @@ def plot_flops(presets, check=None, seq_len=512, check_batch=None):
         ax.set_ylabel("CPU seconds per training step (log scale)")
         ax.set_title("Measured step time against FLOPs\n(tiny ALBERTs, E = 32, FFN 4H, Post-LN)")
         ax.legend(loc="upper left", fontsize=8)
+    for ax in axes[0]:
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_formatter(FormatStrFormatter("%g"))
+            axis.set_minor_formatter(FormatStrFormatter(""))
     return fig
 
 

@@ -10,6 +10,7 @@ import json
 import os
 
 from minishare.experiments import exp_albert, exp_layerwise, exp_memory, exp_params, exp_plans, exp_sop_nsp, exp_takase
+from minishare.experiments import exp_flops, exp_gradnorms
 from minishare.experiments.settings import FULL, QUICK
 from minishare.files import atomic_write
 
@@ -21,6 +22,8 @@ EXPERIMENTS = {
     "sop_nsp": ("SOP against NSP (ALBERT Table 5 layout)", exp_sop_nsp),
     "takase": ("Takase & Kiyono: Sequence, Cycle, Cycle (rev)", exp_takase),
     "memory": ("Memory and time: sharing saves memory, not compute", exp_memory),
+    "flops": ("FLOPs per token beside parameters", exp_flops),
+    "gradnorms": ("Gradient norms by layer position: Post-LN against Pre-LN, shared stacks", exp_gradnorms),
 }
 
 
