@@ -75,13 +75,16 @@ def top_bottom(values):
     return (sum(rest[-k:]) / k) / (sum(rest[:k]) / k)
 
 
-def _direction(values):
-    """How a top/bottom ratio reads, only where every seed agrees."""
-    if min(values) > 1:
+def _direction(values, band=0.05):
+    """How top/bottom ratios over seeds read: a direction only where every seed lies beyond 1 ±
+    ``band`` on the same side (a 1% tilt is not a profile)."""
+    if min(values) > 1 + band:
         return "larger near the output"
-    if max(values) < 1:
+    if max(values) < 1 - band:
         return "smaller near the output"
-    return "about level (the seed range includes 1)"
+    if 1 - band <= min(values) and max(values) <= 1 + band:
+        return f"level (every seed within {band:.0%} of 1)"
+    return "of no clear direction (the seeds disagree)"
 
 
 def figures(result, folder):
