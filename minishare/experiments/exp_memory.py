@@ -29,7 +29,9 @@ def _batch(config, settings, seed=0):
 
 
 def _config(settings, **fields):
-    base = dict(vocab_size=settings.vocab_size, max_position_embeddings=128, **settings.albert)
+    """The albert-tiny preset as it is (H = 128, E = 32, FFN 512, 2 heads): the model on which
+    an earlier version of this experiment measured all-shared steps 13–14% slower."""
+    base = dict(vocab_size=settings.vocab_size, max_position_embeddings=max(128, settings.seq_len))
     return AlbertConfig.from_preset("albert-tiny", **{**base, **fields})
 
 
@@ -56,7 +58,10 @@ def run(out, settings, progress=True):
     profile = {name: memory.profile_step(*_setup(_config(settings, sharing=name, num_hidden_layers=deepest),
                                                  settings))
                for name in PAIR}
-    return {"variants": variants, "variant_times": variant_times, "depths": list(settings.depths),
+    shape = {k: v for k, v in _config(settings).to_dict().items()
+             if k in ("hidden_size", "embedding_size", "intermediate_size", "num_attention_heads")}
+    return {"model": shape, "batch": [settings.batch_size, settings.seq_len],
+            "variants": variants, "variant_times": variant_times, "depths": list(settings.depths),
             "sweep": sweep,
             "profile": profile, "profile_depth": deepest, "repeats": settings.timing_repeats}
 
@@ -88,7 +93,11 @@ def report(result, figs):
     kinds = ("parameters", "gradients", "optimizer", "activations")
     n = result["repeats"]
     vt = result["variant_times"]
-    lines = [f"Times are CPU seconds of this process per step (median over {n} rounds; each round runs "
+    m, (B, T) = result["model"], result["batch"]
+    lines = [f"ALBERT (albert-tiny: H = {m['hidden_size']}, E = {m['embedding_size']}, FFN "
+             f"{m['intermediate_size']}, {m['num_attention_heads']} heads, Post-LN), one fixed random "
+             f"batch of {B} × {T} tokens, AdamW. "
+             f"Times are CPU seconds of this process per step (median over {n} rounds; each round runs "
              "one step of every compared model in turn, the order reversed every other round). Ratios "
              "are taken within a round and given as mean ± std (min–max) over the rounds.", "",
              "| variant | parameters | " + " | ".join(f"{k} (MiB)" for k in kinds) +
@@ -143,7 +152,8 @@ def observations(result):
                    "is within the range measured here")
         notes.append(f"An earlier version of this experiment timed all depths of one strategy, then all of "
                      f"the other (wall clock, 5 repeats, on a machine shared with other work) and found "
-                     f"all-shared training steps 13–14% slower at N = 8 and 12. Timed back to back (N = "
+                     f"all-shared training steps 13–14% slower at N = 8 and 12 (the same model, batch "
+                     f"32 × 64). Timed back to back (N = "
                      f"{depths}, {len(ratios)} rounds in all, ratios {min(ratios):.3f}–{max(ratios):.3f}), "
                      f"that slowdown {verdict}.")
     p, N = result["profile"], result["profile_depth"]
