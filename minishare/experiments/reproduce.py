@@ -14,7 +14,7 @@ report still includes every cached one.
 import json
 import os
 
-from minishare.experiments import (exp_albert, exp_embedding_size, exp_layerwise, exp_memory, exp_params, exp_plans,
+from minishare.experiments import (exp_act, exp_albert, exp_embedding_size, exp_layerwise, exp_memory, exp_params, exp_plans,
                                    exp_regularizer, exp_sop_nsp, exp_takase, exp_tying)
 from minishare.experiments import runs
 from minishare.experiments.settings import FULL, QUICK
@@ -31,6 +31,7 @@ EXPERIMENTS = {
     "regularizer": ("Sharing as a regularizer: the train/held-out gap", exp_regularizer),
     "takase": ("Takase & Kiyono: Sequence, Cycle, Cycle (rev)", exp_takase),
     "memory": ("Memory and time: sharing saves memory, not compute", exp_memory),
+    "act": ("The Universal Transformer with Adaptive Computation Time: ponder time per token", exp_act),
 }
 
 

@@ -23,6 +23,9 @@ class Settings:
     eval_every: int
     depths: tuple                # the depth sweep of the memory and time experiment
     timing_repeats: int
+    act_task: str                # toy seq2seq task of the Universal Transformer with ACT
+    act_steps: int               # its training steps
+    act: dict                    # its TransformerConfig fields (sharing "universal", act=True)
 
     def key(self):
         """What a cached result depends on: rerunning with other settings retrains."""
@@ -41,7 +44,11 @@ QUICK = Settings(quick=True, seeds=(0, 1), pretrain_steps=30, pretrain_lr=3e-3, 
                  seq2seq_task="reverse", seq2seq_steps=100,
                  seq2seq=dict(hidden_size=32, num_attention_heads=2, intermediate_size=128,
                               num_hidden_layers=2, norm_position="pre"),
-                 eval_every=10, depths=(2, 4, 8), timing_repeats=3)
+                 eval_every=10, depths=(2, 4, 8), timing_repeats=3,
+                 act_task="copy", act_steps=30,
+                 act=dict(hidden_size=16, num_attention_heads=2, intermediate_size=32, num_hidden_layers=3,
+                          norm_position="pre", sharing="universal", timestep_signal=True, act=True,
+                          act_loss_weight=0.001))
 
 # Full: see the comments on each ALBERT number (pilot runs on 2 shared cores, 07:30-08:10).
 FULL = Settings(quick=False, seeds=(0, 1, 2), pretrain_steps=400, pretrain_lr=3e-3, batch_size=32, seq_len=64,
@@ -53,4 +60,8 @@ FULL = Settings(quick=False, seeds=(0, 1, 2), pretrain_steps=400, pretrain_lr=3e
                 seq2seq_task="scan", seq2seq_steps=600,
                 seq2seq=dict(hidden_size=64, num_attention_heads=4, intermediate_size=256,
                              num_hidden_layers=3, norm_position="pre"),
-                eval_every=100, depths=(2, 4, 8, 12), timing_repeats=5)
+                eval_every=100, depths=(2, 4, 8, 12), timing_repeats=5,
+                act_task="copy", act_steps=1000,
+                act=dict(hidden_size=32, num_attention_heads=2, intermediate_size=128, num_hidden_layers=4,
+                         norm_position="pre", sharing="universal", timestep_signal=True, act=True,
+                         act_loss_weight=0.001))
