@@ -61,7 +61,7 @@ FULL = Settings(quick=False, seeds=(0, 1, 2), pretrain_steps=400, pretrain_lr=3e
                 seq2seq=dict(hidden_size=64, num_attention_heads=4, intermediate_size=256,
                              num_hidden_layers=3, norm_position="pre"),
                 eval_every=100, depths=(2, 4, 8, 12), timing_repeats=5,
-                act_task="copy", act_steps=1000,
+                act_task="copy", act_steps=2000,
                 act=dict(hidden_size=32, num_attention_heads=2, intermediate_size=128, num_hidden_layers=4,
                          norm_position="pre", sharing="universal", timestep_signal=True, act=True,
                          act_loss_weight=0.001))
