@@ -23,6 +23,13 @@ class Settings:
     eval_every: int
     depths: tuple                # the depth sweep of the memory and time experiment
     timing_repeats: int
+    # analysis experiments (FLOPs check, gradient norms by layer position)
+    flops_models: tuple          # (H, N) of the tiny ALBERTs whose step time is set against their FLOPs
+    flops_batch: int             # batch size of that timing (sequence length: seq_len)
+    gradnorm_model: dict         # albert-tiny overrides of the gradient-norm models, N included
+    gradnorm_unique: int         # M of Cycle (rev) in the gradient-norm comparison
+    gradnorm_steps: tuple        # training steps at which the gradient norms are measured (0: init)
+    gradnorm_batch: tuple        # (batch size, sequence length) of those runs
     act_task: str                # toy seq2seq task of the Universal Transformer with ACT
     act_steps: int               # its training steps
     act: dict                    # its TransformerConfig fields (sharing "universal", act=True)
@@ -45,6 +52,10 @@ QUICK = Settings(quick=True, seeds=(0, 1), pretrain_steps=30, pretrain_lr=3e-3, 
                  seq2seq=dict(hidden_size=32, num_attention_heads=2, intermediate_size=128,
                               num_hidden_layers=2, norm_position="pre"),
                  eval_every=10, depths=(2, 4, 8), timing_repeats=3,
+                 flops_models=((32, 2), (64, 2), (64, 4)), flops_batch=4,
+                 gradnorm_model=dict(hidden_size=32, embedding_size=16, num_attention_heads=2,
+                                     intermediate_size=128, num_hidden_layers=6),
+                 gradnorm_unique=3, gradnorm_steps=(0, 5), gradnorm_batch=(8, 16),
                  act_task="copy", act_steps=30,
                  act=dict(hidden_size=16, num_attention_heads=2, intermediate_size=32, num_hidden_layers=3,
                           norm_position="pre", sharing="universal", timestep_signal=True, act=True,
@@ -61,6 +72,10 @@ FULL = Settings(quick=False, seeds=(0, 1, 2), pretrain_steps=400, pretrain_lr=3e
                 seq2seq=dict(hidden_size=64, num_attention_heads=4, intermediate_size=256,
                              num_hidden_layers=3, norm_position="pre"),
                 eval_every=100, depths=(2, 4, 8, 12), timing_repeats=5,
+                flops_models=((64, 2), (128, 2), (128, 6), (256, 4)), flops_batch=8,
+                gradnorm_model=dict(hidden_size=64, embedding_size=32, num_attention_heads=2,
+                                    intermediate_size=256, num_hidden_layers=12),
+                gradnorm_unique=4, gradnorm_steps=(0, 10, 100), gradnorm_batch=(16, 32),
                 act_task="copy", act_steps=2000,
                 act=dict(hidden_size=32, num_attention_heads=2, intermediate_size=128, num_hidden_layers=4,
                          norm_position="pre", sharing="universal", timestep_signal=True, act=True,
