@@ -385,6 +385,7 @@ def plot_flops(presets, check=None, seq_len=512, check_batch=None):
     ``flops.preset_table``), log-log. Right (with ``check``, the rows of the "flops" experiment):
     measured CPU seconds per training step against training FLOPs per step for tiny models, the
     median with the min–max range over rounds, and the line time ∝ FLOPs through the smallest."""
+    from matplotlib.ticker import FormatStrFormatter
     if not presets:
         raise ValueError("plot_flops needs at least one preset row")
     fig, axes = _figure(ncols=2 if check else 1, width=5.6, height=4.6)
@@ -422,6 +423,10 @@ def plot_flops(presets, check=None, seq_len=512, check_batch=None):
         ax.set_ylabel("CPU seconds per training step (log scale)")
         ax.set_title("Measured step time against FLOPs\n(tiny ALBERTs, E = 32, FFN 4H, Post-LN)")
         ax.legend(loc="upper left", fontsize=8)
+    for ax in axes[0]:
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_formatter(FormatStrFormatter("%g"))
+            axis.set_minor_formatter(FormatStrFormatter(""))
     return fig
 
 
@@ -433,6 +438,7 @@ def plot_gradient_norms(panels, row_names, steps, title):
     -> "Post-LN"), one column per measured training step. ``panels[(row, step)]``: plan label ->
     [per seed: [norm at each position]]; each plan is drawn as the mean over seeds (its own line
     style and marker) with a min–max band, on a log scale. The legend sits below the grid."""
+    from matplotlib.ticker import FormatStrFormatter
     if not panels:
         raise ValueError("plot_gradient_norms needs at least one panel")
     rows, steps = list(row_names), list(steps)
@@ -450,11 +456,63 @@ def plot_gradient_norms(panels, row_names, steps, title):
                 ax.plot(positions, mean, color=f"C{k}", linestyle=linestyle, marker=marker,
                         markersize=4, label=label)
             ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+            ax.yaxis.set_minor_formatter(FormatStrFormatter("%g"))
             ax.set_title(f"{row_names[row]}, " + ("at initialization" if step == 0 else f"after {step} steps"),
                          fontsize=10)
             ax.set_xlabel("layer position (1 = next to the embeddings)")
             ax.set_ylabel("gradient norm (log scale)")
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize=9)
+    fig.suptitle(title, fontsize=10)
+    return fig
+
+
+# --- Adaptive Computation Time --------------------------------------------------------------------
+def plot_ponder_time(strips, curves, max_steps, title):
+    """Ponder time per token, ρ = N + R steps (``minishare.analysis.act``), in two panels.
+
+    ``strips``: [(row label, tokens, times)], a few example sequences drawn as a heat strip: one
+    row each, every cell a token coloured by its ponder time, the token written in it.
+    ``curves``: {label: [per-seed list of the mean ponder time at each token position]}: the mean
+    over seeds as a line with markers, the min–max over seeds as a band. The colour scale spans
+    the possible range [2, max_steps + 1] (halting after one step gives R = 1, so ρ = 2)."""
+    import numpy
+    if not strips or not curves:
+        raise ValueError("plot_ponder_time needs at least one example sequence and one curve")
+    width = max(len(tokens) for _, tokens, _ in strips)
+    fig, axes = _figure(nrows=2, width=max(7.0, 0.55 * width + 3), height=0.45 * len(strips) + 2.2)
+    ax = axes[0][0]
+    grid = numpy.full((len(strips), width), numpy.nan)
+    for r, (_, tokens, times) in enumerate(strips):
+        grid[r, :len(times)] = times
+    image = ax.imshow(grid, cmap="viridis", vmin=2, vmax=max_steps + 1, aspect="auto")
+    for r, (_, tokens, times) in enumerate(strips):
+        for c, (token, t) in enumerate(zip(tokens, times)):
+            ax.text(c, r, token, ha="center", va="center", fontsize=7 if len(token) > 2 else 9,
+                    color="black" if t > 2 + 0.6 * (max_steps - 1) else "white")
+    ax.set_yticks(range(len(strips)))
+    ax.set_yticklabels([label for label, _, _ in strips], fontsize=8)
+    ax.set_xticks(range(width))
+    ax.set_xlabel("token position")
+    ax.set_ylabel("sequence")
+    ax.set_title("example sequences: each token coloured by its ponder time")
+    fig.colorbar(image, ax=ax, label="ponder time N + R (steps)")
+    ax = axes[1][0]
+    for k, (label, per_seed) in enumerate(curves.items()):
+        length = max(len(c) for c in per_seed)
+        values = numpy.full((len(per_seed), length), numpy.nan)
+        for s, c in enumerate(per_seed):
+            values[s, :len(c)] = c
+        xs = numpy.arange(length)
+        linestyle, marker = _STYLES[k % len(_STYLES)]
+        ax.plot(xs, numpy.nanmean(values, axis=0), color=f"C{k}", linestyle=linestyle, marker=marker,
+                label=f"{label}: mean of {len(per_seed)} seeds")
+        ax.fill_between(xs, numpy.nanmin(values, axis=0), numpy.nanmax(values, axis=0), color=f"C{k}",
+                        alpha=0.2, label=f"{label}: min–max over seeds")
+    ax.set_xlabel("token position")
+    ax.set_ylabel("mean ponder time N + R (steps)")
+    ax.set_title("mean ponder time at each token position (held-out examples)")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncols=2, fontsize=8)
     fig.suptitle(title, fontsize=10)
     return fig
