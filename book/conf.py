@@ -62,3 +62,7 @@ html_show_sourcelink = False
 html_theme_options = {"navigation_with_keys": True}
 pygments_style = "friendly"
 pygments_dark_style = "monokai"
+
+# A notebook with a widget would make myst-nb load require.js and the widget manager from a CDN;
+# the book is offline, so no widget JavaScript is loaded (the notebooks show a static fallback).
+nb_ipywidgets_js = {}
