@@ -9,7 +9,7 @@ redraws; ``--only NAME`` runs one experiment and the report still includes every
 import json
 import os
 
-from minishare.experiments import exp_albert, exp_layerwise, exp_memory, exp_params, exp_plans, exp_sop_nsp, exp_takase
+from minishare.experiments import exp_albert, exp_layerwise, exp_lm, exp_memory, exp_params, exp_plans, exp_sop_nsp, exp_takase
 from minishare.experiments.settings import FULL, QUICK
 from minishare.files import atomic_write
 
@@ -20,6 +20,7 @@ EXPERIMENTS = {
     "layerwise": ("Layer-to-layer transitions (ALBERT Figure 1)", exp_layerwise),
     "sop_nsp": ("SOP against NSP (ALBERT Table 5 layout)", exp_sop_nsp),
     "takase": ("Takase & Kiyono: Sequence, Cycle, Cycle (rev)", exp_takase),
+    "lm": ("Takase & Kiyono's strategies on language modelling", exp_lm),
     "memory": ("Memory and time: sharing saves memory, not compute", exp_memory),
 }
 
