@@ -67,7 +67,7 @@ def report(result, figs):
         lines += ["| method | M | N | H | LN | parameters | speed | held-out loss | held-out perplexity |",
                   "|---|---|---|---|---|---|---|---|---|"]
         for r in methods.values():
-            lines.append(f"| {r['label'].split(' (')[0]} | {r['M']} | {r['N']} | {r['H']} | {LN[norm]} | "
+            lines.append(f"| {r['method']} | {r['M']} | {r['N']} | {r['H']} | {LN[norm]} | "
                          f"{r['params']:,} | {r['speed']:.2f} | {stats.fmt(r['loss'])} | "
                          f"{stats.fmt(r['perplexity'], 1)} |")
         lines.append("")
@@ -81,9 +81,9 @@ def observations(result):
         others = [k for k in methods if k != "vanilla"]
         notes.append(f"Language modelling, {LN[norm]}, equal parameters, held-out perplexity against "
                      f"Vanilla (M={n}, N={n}) {stats.fmt(methods['vanilla']['perplexity'], 1)}: "
-                     + "; ".join(exp_takase._verdicts(methods, others, "vanilla", "perplexity")) + ".")
+                     + "; ".join(exp_takase._verdicts(methods, others, "vanilla", "perplexity", 1)) + ".")
         strategies = [k for k in others if k != "universal"]
         notes.append(f"Language modelling, {LN[norm]}, the strategies (M={n}, N={2 * n}) against Universal "
                      f"{stats.fmt(methods['universal']['perplexity'], 1)}: "
-                     + "; ".join(exp_takase._verdicts(methods, strategies, "universal", "perplexity")) + ".")
+                     + "; ".join(exp_takase._verdicts(methods, strategies, "universal", "perplexity", 1)) + ".")
     return notes

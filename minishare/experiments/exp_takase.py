@@ -64,24 +64,24 @@ def universal_hidden_size(config, target, lm=False):
 
 # --- the configurations ------------------------------------------------------------------------------
 def variants(task, vocab_size, model, n, norm, efficiency=True):
-    """The methods compared, as {key: {"label", "M", "N", "H", "overrides"}}: Vanilla (n/n),
+    """The methods compared, as {key: {"method", "label", "M", "N", "H", "overrides"}}: Vanilla (n/n),
     Universal (1/n, widened), the three strategies at M = n, N = 2n and, with ``efficiency``,
     at N = 3n. ``model``: the Vanilla model's TransformerConfig fields; ``task`` "lm" sizes the
     decoder-only LM, any other the encoder-decoder."""
     lm = task == "lm"
     base = {**model, "num_hidden_layers": n, "norm_position": norm}
     H = model["hidden_size"]
-    out = {"vanilla": dict(label=f"Vanilla (M={n}, N={n}, H={H})", M=n, N=n, H=H,
+    out = {"vanilla": dict(method="Vanilla", label=f"Vanilla (M={n}, N={n}, H={H})", M=n, N=n, H=H,
                            overrides={**base, "sharing": "not-shared"})}
     vanilla = make_config(task, vocab_size, overrides=base)
     Hu = universal_hidden_size(vanilla, count(vanilla, lm), lm)
-    out["universal"] = dict(label=f"Universal (M=1, N={n}, H={Hu})", M=1, N=n, H=Hu,
+    out["universal"] = dict(method="Universal", label=f"Universal (M=1, N={n}, H={Hu})", M=1, N=n, H=Hu,
                             overrides={**base, "sharing": "universal", "hidden_size": Hu,
                                        "intermediate_size": 4 * Hu})
     for factor in (2, 3) if efficiency else (2,):
         for name, strategy in STRATEGIES:
             out[f"{strategy}-n{factor * n}"] = dict(
-                label=f"{name} (M={n}, N={factor * n}, H={H})", M=n, N=factor * n, H=H,
+                method=name, label=f"{name} (M={n}, N={factor * n}, H={H})", M=n, N=factor * n, H=H,
                 overrides={**base, "sharing": strategy, "num_unique_layers": n,
                            "num_hidden_layers": factor * n})
     return out
@@ -155,7 +155,7 @@ def summarize(out, name_of, vs, settings_seeds, request_of, timing, progress, me
         steps = int(histories[0][-1]["step"])
         reach = int(steps * timing["vanilla"] / timing[key])        # steps done in Vanilla's time
         at_time = [_at_step(h, reach, "eval_loss") for h in histories]
-        result[key] = {**{k: v[k] for k in ("label", "M", "N", "H")},
+        result[key] = {**{k: v[k] for k in ("method", "label", "M", "N", "H")},
                        "params": count_parameters(runs[0]["model"]), "steps": steps,
                        "step_time": timing[key], "speed": timing["vanilla"] / timing[key],
                        "steps_in_vanilla_time": reach, "histories": histories,
@@ -204,8 +204,7 @@ def convergence_figures(result, folder, prefix, groups, title):
                          for k in keys}
             n_seeds = len(result["seeds"])
             fig = plots.plot_convergence(histories, x=x, y="loss", eval_y="eval_loss",
-                                         title=f"{title}: {caption}, {LN[norm]}\n(mean over {n_seeds} "
-                                               f"seeds, band min–max; markers: held-out loss)")
+                                         title=f"{title}: {caption}, {LN[norm]}")
             figs.append((f"{title}: {caption} ({LN[norm]}, {n_seeds} seeds, mean with a min–max band)",
                          plots.save_figure(fig, f"{folder}/{prefix}_{suffix}_{norm}ln")))
     return figs
@@ -216,7 +215,8 @@ def _equal(methods):
 
 
 def _efficiency(methods):
-    return [k for k, r in methods.items() if k in ("vanilla", "universal") or r["N"] == 3 * methods["vanilla"]["N"]]
+    deep = [k for k, r in methods.items() if r["N"] == 3 * methods["vanilla"]["N"]]
+    return ["vanilla", "universal"] + deep if deep else []
 
 
 def figures(result, folder):
@@ -249,7 +249,7 @@ def report(result, figs):
                   "steps in Vanilla's time | loss at Vanilla's time |",
                   "|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in methods.values():
-            lines.append(f"| {r['label'].split(' (')[0]} | {r['M']} | {r['N']} | {r['H']} | {LN[norm]} | "
+            lines.append(f"| {r['method']} | {r['M']} | {r['N']} | {r['H']} | {LN[norm]} | "
                          f"{r['params']:,} | {r['speed']:.2f} | {_fmt(r['loss'])} | {_fmt(r['exact_match'])} | "
                          f"{r['steps_in_vanilla_time']} | {_fmt(r['loss_at_vanilla_time'])} |")
         lines.append("")
@@ -264,7 +264,7 @@ def compare(a, b, metric="loss"):
     return "lower" if x["mean"] < y["mean"] else "higher"
 
 
-def _verdicts(methods, keys, reference, metric="loss"):
+def _verdicts(methods, keys, reference, metric="loss", digits=3):
     ref = methods[reference]
     parts = []
     for k in keys:
@@ -272,7 +272,7 @@ def _verdicts(methods, keys, reference, metric="loss"):
         verdict = compare(r, ref, metric)
         what = {None: "the run cannot tell (seed ranges overlap)", "lower": "lower, separated",
                 "higher": "higher, separated"}[verdict]
-        parts.append(f"{r['label']} {_fmt(r[metric])}: {what}")
+        parts.append(f"{r['label']} {stats.fmt(r[metric], digits)}: {what}")
     return parts
 
 
@@ -300,7 +300,7 @@ def observations(result):
                 headline = "not every strategy beats Universal: at least one is worse (seed ranges separated)"
             else:
                 headline = "the run cannot tell whether every strategy beats Universal (seed ranges overlap for some)"
-            speeds = ", ".join(f"{methods[k]['label'].split(' (')[0]} (M={methods[k]['M']}, N={methods[k]['N']}) "
+            speeds = ", ".join(f"{methods[k]['method']} (M={methods[k]['M']}, N={methods[k]['N']}) "
                                f"{methods[k]['speed']:.2f}" for k in ["universal"] + efficiency)
             notes.append(f"{LN[norm]}, efficiency at equal updates: {headline}. Held-out loss against "
                          f"{uni['label']} {_fmt(uni['loss'])}: "
