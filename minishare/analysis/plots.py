@@ -246,3 +246,45 @@ def plot_plans(plans, ncols=4):
     fig.suptitle("Sharing plans: which parameter set (column) serves each layer position (row, "
                  "first layer at the bottom)")
     return fig
+
+
+# --- where parameters and compute go; gradient norms by layer position ---------------------------
+_GROUP_COLORS = {"embedding": "Blues", "encoder": "Oranges", "heads": "Greens"}
+_HATCHES = ("", "//", "..", "xx", "\\\\")
+
+
+def plot_param_breakdown(breakdowns, title="Where the parameters go"):
+    """Stacked bars of ``params.parameter_breakdown`` per model: millions (left) and percent of the
+    model (right). ``breakdowns``: label -> {group: {part: count}}. Parts are shaded by group
+    (embedding blue, encoder orange, heads green) and hatched within a group; parts that are 0 in
+    every model are left out of the legend, which sits outside the axes."""
+    import matplotlib
+    if not breakdowns:
+        raise ValueError("plot_param_breakdown needs at least one model's breakdown")
+    labels = list(breakdowns)
+    first = next(iter(breakdowns.values()))
+    parts = [(group, part) for group in first for part in first[group]
+             if any(b[group][part] for b in breakdowns.values())]
+    totals = [sum(n for g in b.values() for n in g.values()) for b in breakdowns.values()]
+    fig, axes = _figure(ncols=2, width=4.2, height=4.8)
+    for ax, percent in zip(axes[0], (False, True)):
+        bottom = [0.0] * len(labels)
+        for group in first:
+            in_group = [part for g, part in parts if g == group]
+            cmap = matplotlib.colormaps[_GROUP_COLORS.get(group, "Greys")]
+            for k, part in enumerate(in_group):
+                values = [b[group][part] for b in breakdowns.values()]
+                heights = [100 * v / t if percent else v / 1e6 for v, t in zip(values, totals)]
+                ax.bar(labels, heights, 0.6, bottom=bottom, color=cmap(0.35 + 0.5 * k / max(1, len(in_group) - 1)),
+                       hatch=_HATCHES[k % len(_HATCHES)], edgecolor="black", linewidth=0.4,
+                       label=f"{group}: {part}")
+                bottom = [b + h for b, h in zip(bottom, heights)]
+        if not percent:
+            for i, t in enumerate(totals):
+                ax.text(i, bottom[i], f"{t / 1e6:.1f}M", ha="center", va="bottom", fontsize=8)
+        ax.set_ylabel("percent of the model's parameters" if percent else "parameters (millions)")
+        ax.set_xlabel("model")
+        ax.set_title("share of the model" if percent else "count (total on top)")
+    axes[0][1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7)
+    fig.suptitle(title)
+    return fig

@@ -60,7 +60,13 @@ class TransformerConfig:
     """An encoder-decoder (translation-like tasks) or a decoder-only language model with sinusoidal
     positions (Vaswani et al., 2017), as in Takase & Kiyono's experiments. ``num_hidden_layers`` is
     N for the encoder (and the decoder-only LM); ``num_decoder_layers`` defaults to N. The same
-    sharing plan shape is applied to encoder and decoder, as in the paper."""
+    sharing plan shape is applied to encoder and decoder, as in the paper.
+
+    The Universal Transformer (Dehghani et al., 2018) is ``sharing="universal"`` with
+    ``timestep_signal`` (position and timestep sinusoids added before every step, Sec. 2.1) and,
+    optionally, ``act``: Adaptive Computation Time in every stack (Sec. 2.2), at most N steps per
+    stack, halting threshold 1 − ``act_epsilon``, and ``act_loss_weight`` (τ) times the mean ponder
+    time N + R added to the loss."""
     vocab_size: int = 1000
     embedding_size: object = None          # None: E = H, no factorization
     hidden_size: int = 128
@@ -79,6 +85,10 @@ class TransformerConfig:
     norm_position: str = "pre"
     tie_word_embeddings: bool = True
     pad_token_id: int = 0
+    timestep_signal: bool = False          # the Universal Transformer's coordinate embedding
+    act: bool = False                      # Adaptive Computation Time in encoder and decoder
+    act_epsilon: float = 0.01              # ε: a position halts when Σ p reaches 1 − ε (Graves, 2016)
+    act_loss_weight: float = 0.01          # τ: weight of the ponder cost in the loss
 
     def __post_init__(self):
         if self.embedding_size is None:
@@ -115,6 +125,15 @@ def validate(config):
     for field in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
         if not 0 <= getattr(config, field) < 1:
             raise ValueError(f"{name}.{field} must lie in [0, 1), got {getattr(config, field)}")
+    for field in ("timestep_signal", "act"):
+        if hasattr(config, field) and not isinstance(getattr(config, field), bool):
+            raise ValueError(f"{name}.{field} must be True or False, got {getattr(config, field)!r}")
+    if getattr(config, "act", False):
+        if not 0 < config.act_epsilon < 1:
+            raise ValueError(f"{name}.act_epsilon must lie in (0, 1) (the halting threshold is "
+                             f"1 − act_epsilon), got {config.act_epsilon!r}")
+        if not config.act_loss_weight >= 0:
+            raise ValueError(f"{name}.act_loss_weight must be >= 0, got {config.act_loss_weight!r}")
     M, N = config.num_unique_layers, config.num_hidden_layers
     if M is not None and (not isinstance(M, int) or M < 1 or M > N):
         raise ValueError(f"{name}.num_unique_layers (M) must be an int with 1 <= M <= N = "
