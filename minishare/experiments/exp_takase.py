@@ -220,10 +220,11 @@ def _efficiency(methods):
 
 
 def figures(result, folder):
-    task = result["task"]
+    task, n = result["task"], result["n"]
     return convergence_figures(result, folder, "takase", {
         "equal_params": ("equal parameters", _equal, "step"),
-        "efficiency": ("M = N/3 strategies against Universal, equal updates", _efficiency, "step"),
+        "efficiency": (f"strategies at M = {n}, N = {3 * n} against Universal (M = 1, N = {n}), equal updates",
+                       _efficiency, "step"),
         "equal_time": ("equal parameters against training time", _equal, TIME_AXIS),
     }, f"Takase & Kiyono on '{task}'")
 
