@@ -1,23 +1,35 @@
 """The sizes of the ``reproduce`` experiments: ``--quick`` (CI, a few minutes on 2 cores) and the
-full run (under an hour on 2 cores). Every model is tiny; what the figures show is the shape of
-the papers' effects, not their scale."""
+full run (under an hour on 2 cores with ``--jobs 2``). Every model is tiny; what the figures show
+is the shape of the papers' effects, not their scale. Every training comparison runs once per seed
+in ``seeds``, and the report gives mean and spread over them (``stats``)."""
 import dataclasses
 
 
 @dataclasses.dataclass(frozen=True)
 class Settings:
     quick: bool
+    seeds: tuple                 # every training comparison runs once per seed
     pretrain_steps: int          # ALBERT MLM + SOP/NSP runs
+    pretrain_lr: float           # peak AdamW learning rate of the ALBERT runs
     batch_size: int
     seq_len: int
     vocab_size: int
-    albert: dict                 # overrides of the albert-tiny preset
+    albert: dict                 # overrides of the albert-tiny preset (the sharing variants)
+    embedding_sizes: tuple       # E of the embedding-size sweep, at the H of ``albert``
+    layerwise: dict              # overrides for ALBERT Figure 1: N >= 12, E of the ALBERT-style model
     seq2seq_task: str
     seq2seq_steps: int
     seq2seq: dict                # TransformerConfig fields of the Vanilla model
     eval_every: int
     depths: tuple                # the depth sweep of the memory and time experiment
     timing_repeats: int
+    # analysis experiments (FLOPs check, gradient norms by layer position)
+    flops_models: tuple          # (H, N) of the tiny ALBERTs whose step time is set against their FLOPs
+    flops_batch: int             # batch size of that timing (sequence length: seq_len)
+    gradnorm_model: dict         # albert-tiny overrides of the gradient-norm models, N included
+    gradnorm_unique: int         # M of Cycle (rev) in the gradient-norm comparison
+    gradnorm_steps: tuple        # training steps at which the gradient norms are measured (0: init)
+    gradnorm_batch: tuple        # (batch size, sequence length) of those runs
     # Takase & Kiyono ("takase") and the language model ("lm"); the numbers are argued below
     takase_task: str             # toy seq2seq task of the encoder-decoder
     takase_steps: int            # updates of every run (the paper compares at equal updates)
@@ -41,15 +53,23 @@ class Settings:
         return dataclasses.asdict(self)
 
 
-# Quick: every experiment runs, on small models and few steps (about a minute on 2 cores); the
-# seq2seq task is "reverse", whose short targets keep greedy decoding in evaluation cheap.
-QUICK = Settings(quick=True, pretrain_steps=80, batch_size=16, seq_len=32, vocab_size=1000,
-                 albert=dict(hidden_size=64, embedding_size=32, num_attention_heads=2,
-                             intermediate_size=256, num_hidden_layers=4),
+# Quick: every experiment runs, on small models and few steps (about two minutes on 2 cores); the
+# seq2seq task is "reverse", whose short targets keep greedy decoding in evaluation cheap. Two
+# seeds: the least that has a spread; the numbers are not meant to separate anything.
+QUICK = Settings(quick=True, seeds=(0, 1), pretrain_steps=30, pretrain_lr=3e-3, batch_size=8, seq_len=32,
+                 vocab_size=1000,
+                 albert=dict(hidden_size=32, embedding_size=16, num_attention_heads=2,
+                             intermediate_size=64, num_hidden_layers=2),
+                 embedding_sizes=(8, 16, 32),
+                 layerwise=dict(num_hidden_layers=12, embedding_size=8),
                  seq2seq_task="reverse", seq2seq_steps=100,
                  seq2seq=dict(hidden_size=32, num_attention_heads=2, intermediate_size=128,
                               num_hidden_layers=2, norm_position="pre"),
-                 eval_every=20, depths=(2, 4, 8), timing_repeats=3,
+                 eval_every=10, depths=(2, 4, 8), timing_repeats=3,
+                 flops_models=((32, 2), (64, 2), (64, 4)), flops_batch=4,
+                 gradnorm_model=dict(hidden_size=32, embedding_size=16, num_attention_heads=2,
+                                     intermediate_size=128, num_hidden_layers=6),
+                 gradnorm_unique=3, gradnorm_steps=(0, 5), gradnorm_batch=(8, 16),
                  takase_task="reverse", takase_steps=30, takase_batch_size=16, takase_lr=3e-3, takase_evals=3,
                  takase_model=dict(hidden_size=16, num_attention_heads=2, intermediate_size=64),
                  takase_layers=2, takase_norms=("post", "pre"),
@@ -57,16 +77,21 @@ QUICK = Settings(quick=True, pretrain_steps=80, batch_size=16, seq_len=32, vocab
                  lm_model=dict(hidden_size=16, num_attention_heads=2, intermediate_size=64),
                  lm_layers=2, lm_norm="pre")
 
-# The albert-tiny preset (E = 32, H = 128, N = 4) with V = 1,000: in 1,200 steps it gets below the
-# unigram baseline on held-out MLM and well above chance on SOP. SCAN at 600 steps leaves the
-# seq2seq models mid-way (about 90% exact match for Vanilla), where differences can show.
-FULL = Settings(quick=False, pretrain_steps=1200, batch_size=32, seq_len=64, vocab_size=1000,
-                albert=dict(hidden_size=128, embedding_size=32, num_attention_heads=2,
-                            intermediate_size=512, num_hidden_layers=4),
+# Full: see the comments on each ALBERT number (pilot runs on 2 shared cores, 07:30-08:10).
+FULL = Settings(quick=False, seeds=(0, 1, 2), pretrain_steps=400, pretrain_lr=3e-3, batch_size=32, seq_len=64,
+                vocab_size=1000,
+                albert=dict(hidden_size=64, embedding_size=32, num_attention_heads=2,
+                            intermediate_size=256, num_hidden_layers=4),
+                embedding_sizes=(16, 32, 64),
+                layerwise=dict(num_hidden_layers=12, embedding_size=16),
                 seq2seq_task="scan", seq2seq_steps=600,
                 seq2seq=dict(hidden_size=64, num_attention_heads=4, intermediate_size=256,
                              num_hidden_layers=3, norm_position="pre"),
-                eval_every=200, depths=(2, 4, 8, 12), timing_repeats=5,
+                eval_every=100, depths=(2, 4, 8, 12), timing_repeats=5,
+                flops_models=((64, 2), (128, 2), (128, 6), (256, 4)), flops_batch=8,
+                gradnorm_model=dict(hidden_size=64, embedding_size=32, num_attention_heads=2,
+                                    intermediate_size=256, num_hidden_layers=12),
+                gradnorm_unique=4, gradnorm_steps=(0, 10, 100), gradnorm_batch=(16, 32),
                 takase_task="reverse", takase_steps=400, takase_batch_size=32, takase_lr=3e-3, takase_evals=8,
                 takase_model=dict(hidden_size=32, num_attention_heads=4, intermediate_size=128),
                 takase_layers=6, takase_norms=("post", "pre"),

@@ -13,9 +13,9 @@ class AlbertConfig:
 
     V = vocab_size, E = embedding_size, H = hidden_size, N = num_hidden_layers, M = num_unique_layers.
     ``sharing`` is a strategy of ``minishare.sharing`` ("all-shared", "not-shared",
-    "shared-attention", "shared-ffn", "sequence", "cycle", "cycle-rev", "universal") or an explicit
-    schedule; ``num_unique_layers`` is M for the Takase & Kiyono strategies. ``norm_position`` is
-    "post" (BERT, ALBERT) or "pre".
+    "shared-attention", "shared-ffn", "sequence", "cycle", "cycle-rev", "cycle-rev-code",
+    "universal") or an explicit schedule; ``num_unique_layers`` is M for the Takase & Kiyono
+    strategies. ``norm_position`` is "post" (BERT, ALBERT) or "pre".
     """
     vocab_size: int = 30000
     embedding_size: int = 128
@@ -53,6 +53,11 @@ class AlbertConfig:
 
     def to_dict(self):
         return dataclasses.asdict(self)
+
+    def _repr_html_(self):
+        """Jupyter shows a config that ends a cell as its shape, plan and parameter breakdown."""
+        from minishare.analysis.display import config_html
+        return config_html(self)
 
 
 @dataclasses.dataclass
@@ -103,14 +108,19 @@ class TransformerConfig:
     def to_dict(self):
         return dataclasses.asdict(self)
 
+    def _repr_html_(self):
+        """Jupyter shows a config that ends a cell as its shape, plan and parameter breakdown."""
+        from minishare.analysis.display import config_html
+        return config_html(self)
+
 
 def validate(config):
     """Refuse impossible configurations with a message naming the field."""
     name = type(config).__name__
     for field in ("vocab_size", "embedding_size", "hidden_size", "num_hidden_layers",
                   "num_decoder_layers", "num_attention_heads", "intermediate_size",
-                  "max_position_embeddings"):
-        if not hasattr(config, field):   # num_decoder_layers: TransformerConfig only
+                  "max_position_embeddings", "type_vocab_size"):
+        if not hasattr(config, field):   # num_decoder_layers, type_vocab_size: one config only
             continue
         value = getattr(config, field)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -122,10 +132,14 @@ def validate(config):
         raise ValueError(f"{name}.hidden_act must be one of {', '.join(ACTIVATIONS)}, got {config.hidden_act!r}")
     if config.norm_position not in NORM_POSITIONS:
         raise ValueError(f"{name}.norm_position must be 'post' or 'pre', got {config.norm_position!r}")
+    _check_number(config, "layer_norm_eps", "a positive number (it keeps LayerNorm's division finite)",
+                  lambda eps: eps > 0)
+    _check_number(config, "initializer_range", "a number >= 0 (the standard deviation of the initial "
+                  "weights)", lambda std: std >= 0)
     for field in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
         if not 0 <= getattr(config, field) < 1:
             raise ValueError(f"{name}.{field} must lie in [0, 1), got {getattr(config, field)}")
-    for field in ("timestep_signal", "act"):
+    for field in ("tie_word_embeddings", "timestep_signal", "act"):
         if hasattr(config, field) and not isinstance(getattr(config, field), bool):
             raise ValueError(f"{name}.{field} must be True or False, got {getattr(config, field)!r}")
     if getattr(config, "act", False):
@@ -148,3 +162,9 @@ def validate(config):
         except (ValueError, TypeError) as error:
             raise type(error)(f"{name}.sharing={config.sharing!r} with {field}={n_layers} and "
                               f"num_unique_layers={M!r}: {error}") from None
+
+
+def _check_number(config, field, wanted, ok):
+    value = getattr(config, field)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not ok(value):
+        raise ValueError(f"{type(config).__name__}.{field} must be {wanted}, got {value!r}")

@@ -4,6 +4,7 @@ factorized embedding (E < H) the output first maps H -> E, then scores against t
 from minishare import backend, functional as F
 from minishare.models.config import TransformerConfig
 from minishare.models.embeddings import TokenEmbeddings
+from minishare.models.inputs import check_ids, check_like
 from minishare.models.outputs import ModelOutput
 from minishare.nn import Linear, Module, causal_mask, decoder, encoder, init, padding_mask
 from minishare.tensor import Tensor, no_grad
@@ -51,6 +52,16 @@ def _loss(logits, labels):
     return F.cross_entropy(logits.reshape(-1, V), labels.reshape(-1))
 
 
+def _check_pair(input_ids, decoder_input_ids, attention_mask):
+    """Source (B, S) and target (B, T) ids of one batch: the same B."""
+    source = check_ids(input_ids)
+    check_like(attention_mask, source, "attention_mask")
+    target = check_ids(decoder_input_ids, "decoder_input_ids")
+    if source[0] != target[0]:
+        raise ValueError(f"decoder_input_ids has batch size {target[0]} but input_ids has {source[0]}; "
+                         "source and target must come from the same batch")
+
+
 class EncoderDecoderModel(Module):
     """Source ids (B, S) and target-input ids (B, T) -> logits (B, T, V). One vocabulary and one
     embedding table for source, target and output, as in Takase & Kiyono's WMT setup. The encoder
@@ -86,6 +97,8 @@ class EncoderDecoderModel(Module):
         """With ACT, ``loss`` = cross-entropy + τ (mean ponder time of the source tokens + mean
         ponder time of the target positions that have a label), and the output carries
         ``encoder_ponder`` and ``decoder_ponder`` (``Ponder`` records) and ``ponder_cost``."""
+        _check_pair(input_ids, decoder_input_ids, attention_mask)
+        check_like(labels, check_ids(decoder_input_ids, "decoder_input_ids"), "labels", "decoder_input_ids")
         memory, mask, encoder_ponder = self.encode(input_ids, attention_mask)
         logits, decoder_ponder = self.decode(decoder_input_ids, memory, mask)
         loss = ponder_cost = None
@@ -102,6 +115,7 @@ class EncoderDecoderModel(Module):
     def generate(self, input_ids, bos_id, eos_id, max_length, attention_mask=None):
         """Greedy decoding: start from BOS, append the most likely token until every sequence has
         produced EOS or ``max_length`` tokens. -> (B, ≤ max_length) ids after BOS (a host array)."""
+        check_like(attention_mask, check_ids(input_ids), "attention_mask")
         xp = backend.xp
         with no_grad():
             memory, mask, _ = self.encode(input_ids, attention_mask)
@@ -137,6 +151,7 @@ class DecoderLM(Module):
     def forward(self, input_ids, labels=None):
         """With ACT, ``loss`` = cross-entropy + τ · the mean ponder time over all positions, and the
         output carries ``decoder_ponder`` (a ``Ponder`` record) and ``ponder_cost``."""
+        check_like(labels, check_ids(input_ids), "labels")
         T = input_ids.shape[1]
         h, ponder = self.decoder(self.embeddings(input_ids), {"attention": {"mask": causal_mask(T)}, "ffn": {}},
                                  output_ponder=True)
