@@ -114,13 +114,17 @@ FULL = Settings(quick=False, seeds=(0, 1, 2), pretrain_steps=500, pretrain_lr=3e
                 #   (warm-up 200), Pre-LN 1.96; M=3/N=6 and M=3/N=9 1.92-1.96; "copy" the same;
                 #   "addition" stays near 1.6 for all. So H = 64 (the width that left the plateau was
                 #   the widened one) and n = 3 (M = 6/N = 18 costs 3x as much; M = 3/N = 9 keeps the
-                #   paper's N = 3M of the efficiency comparison).
-                # - cost at H = 32: Vanilla 6/6 about 20 CPU-s for 400 steps, M=3/N=6 16-19 s,
-                #   M=3/N=9 22-27 s; at H = 64 about 1.5x. Runs: 2 LN x 8 methods x 3 seeds.
+                #   paper's N = 3M of the efficiency comparison). At H = 64, Cycle M=3/N=6 left the
+                #   plateau: Post-LN 0.51 (step 200), 0.02 (400, 100% exact); Pre-LN 1.98 (200), 1.66
+                #   (400): mid-way, where the two LN positions and the methods can differ.
+                # - cost: Cycle M=3/N=6 at H = 64, 30 CPU-s for 400 steps (4 evaluations); M=3/N=9
+                #   about 1.4x that. 2 LN x 8 methods x 3 seeds: about 1,650 CPU-s; the LM about 500;
+                #   step timing in run() about 70. 5 evaluations (every 80 steps) keep greedy decoding
+                #   cheap and still give the equal-time reading some resolution.
                 # - LM: Vanilla M=N=3, H = 64, batch 16 x 64 tokens: 29 CPU-s for 400 steps,
                 #   perplexity 450 (step 100), 238 (300), 189 (400); widened Universal (H = 96) 35 s,
                 #   178 at 400: mid-way, still falling. 300 steps to fit the budget.
-                takase_task="reverse", takase_steps=400, takase_batch_size=32, takase_lr=3e-3, takase_evals=8,
+                takase_task="reverse", takase_steps=400, takase_batch_size=32, takase_lr=3e-3, takase_evals=5,
                 takase_model=dict(hidden_size=64, num_attention_heads=4, intermediate_size=256),
                 takase_layers=3, takase_norms=("post", "pre"),
                 lm_steps=300, lm_batch_size=16, lm_seq_len=64, lm_lr=3e-3, lm_evals=6,
