@@ -30,6 +30,9 @@ class Settings:
     gradnorm_unique: int         # M of Cycle (rev) in the gradient-norm comparison
     gradnorm_steps: tuple        # training steps at which the gradient norms are measured (0: init)
     gradnorm_batch: tuple        # (batch size, sequence length) of those runs
+    act_task: str                # toy seq2seq task of the Universal Transformer with ACT
+    act_steps: int               # its training steps
+    act: dict                    # its TransformerConfig fields (sharing "universal", act=True)
     # Takase & Kiyono ("takase") and the language model ("lm"); the numbers are argued below
     takase_task: str             # toy seq2seq task of the encoder-decoder
     takase_steps: int            # updates of every run (the paper compares at equal updates)
@@ -71,6 +74,10 @@ QUICK = Settings(quick=True, seeds=(0, 1), pretrain_steps=30, pretrain_lr=3e-3, 
                  gradnorm_model=dict(hidden_size=32, embedding_size=16, num_attention_heads=2,
                                      intermediate_size=128, num_hidden_layers=6),
                  gradnorm_unique=3, gradnorm_steps=(0, 5), gradnorm_batch=(8, 16),
+                 act_task="copy", act_steps=30,
+                 act=dict(hidden_size=16, num_attention_heads=2, intermediate_size=32, num_hidden_layers=3,
+                          norm_position="pre", sharing="universal", timestep_signal=True, act=True,
+                          act_loss_weight=0.001),
                  takase_task="reverse", takase_steps=30, takase_batch_size=16, takase_lr=3e-3, takase_evals=3,
                  takase_model=dict(hidden_size=16, num_attention_heads=2, intermediate_size=64),
                  takase_layers=2, takase_norms=("post", "pre"),
@@ -106,6 +113,10 @@ FULL = Settings(quick=False, seeds=(0, 1, 2), pretrain_steps=500, pretrain_lr=3e
                 gradnorm_model=dict(hidden_size=64, embedding_size=32, num_attention_heads=2,
                                     intermediate_size=256, num_hidden_layers=12),
                 gradnorm_unique=4, gradnorm_steps=(0, 10, 100), gradnorm_batch=(16, 32),
+                act_task="copy", act_steps=2000,
+                act=dict(hidden_size=32, num_attention_heads=2, intermediate_size=128, num_hidden_layers=4,
+                         norm_position="pre", sharing="universal", timestep_signal=True, act=True,
+                         act_loss_weight=0.001),
                 # Takase & Kiyono, from pilots on 2 shared cores (seed 0; CPU-s by time.process_time):
                 # - "reverse" (batch 32, lr 3e-3, 400 steps) at H = 32 has a plateau at held-out loss
                 #   1.96 (the length is learnt, the letters not): Vanilla M=N=6 Post-LN left it (0.65,
