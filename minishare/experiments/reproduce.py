@@ -14,7 +14,7 @@ report still includes every cached one.
 import json
 import os
 
-from minishare.experiments import (exp_albert, exp_embedding_size, exp_flops, exp_gradnorms, exp_layerwise,
+from minishare.experiments import (exp_act, exp_albert, exp_embedding_size, exp_flops, exp_gradnorms, exp_layerwise,
                                    exp_memory, exp_params, exp_plans, exp_regularizer, exp_sop_nsp, exp_takase,
                                    exp_tying)
 from minishare.experiments import runs
@@ -34,6 +34,7 @@ EXPERIMENTS = {
     "memory": ("Memory and time: sharing saves memory, not compute", exp_memory),
     "flops": ("FLOPs per token beside parameters", exp_flops),
     "gradnorms": ("Gradient norms by layer position: Post-LN against Pre-LN, shared stacks", exp_gradnorms),
+    "act": ("The Universal Transformer with Adaptive Computation Time: ponder time per token", exp_act),
 }
 
 

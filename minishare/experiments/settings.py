@@ -30,6 +30,9 @@ class Settings:
     gradnorm_unique: int         # M of Cycle (rev) in the gradient-norm comparison
     gradnorm_steps: tuple        # training steps at which the gradient norms are measured (0: init)
     gradnorm_batch: tuple        # (batch size, sequence length) of those runs
+    act_task: str                # toy seq2seq task of the Universal Transformer with ACT
+    act_steps: int               # its training steps
+    act: dict                    # its TransformerConfig fields (sharing "universal", act=True)
 
     def key(self):
         """What a cached result depends on: rerunning with other settings retrains."""
@@ -53,7 +56,11 @@ QUICK = Settings(quick=True, seeds=(0, 1), pretrain_steps=30, pretrain_lr=3e-3, 
                  flops_models=((32, 2), (64, 2), (64, 4)), flops_batch=4,
                  gradnorm_model=dict(hidden_size=32, embedding_size=16, num_attention_heads=2,
                                      intermediate_size=128, num_hidden_layers=6),
-                 gradnorm_unique=3, gradnorm_steps=(0, 5), gradnorm_batch=(8, 16))
+                 gradnorm_unique=3, gradnorm_steps=(0, 5), gradnorm_batch=(8, 16),
+                 act_task="copy", act_steps=30,
+                 act=dict(hidden_size=16, num_attention_heads=2, intermediate_size=32, num_hidden_layers=3,
+                          norm_position="pre", sharing="universal", timestep_signal=True, act=True,
+                          act_loss_weight=0.001))
 
 # Full. The ALBERT numbers come from pilot runs on the 2 shared cores (CPU seconds measured with
 # time.process_time, so other processes on the machine do not inflate them):
@@ -82,4 +89,8 @@ FULL = Settings(quick=False, seeds=(0, 1, 2), pretrain_steps=500, pretrain_lr=3e
                 flops_models=((64, 2), (128, 2), (128, 6), (256, 4)), flops_batch=8,
                 gradnorm_model=dict(hidden_size=64, embedding_size=32, num_attention_heads=2,
                                     intermediate_size=256, num_hidden_layers=12),
-                gradnorm_unique=4, gradnorm_steps=(0, 10, 100), gradnorm_batch=(16, 32))
+                gradnorm_unique=4, gradnorm_steps=(0, 10, 100), gradnorm_batch=(16, 32),
+                act_task="copy", act_steps=2000,
+                act=dict(hidden_size=32, num_attention_heads=2, intermediate_size=128, num_hidden_layers=4,
+                         norm_position="pre", sharing="universal", timestep_signal=True, act=True,
+                         act_loss_weight=0.001))
