@@ -153,3 +153,20 @@ def reveal(guess, actual, what="the value"):
         return f"{what}: {actual!r} (write your prediction into `guess` first, then run again)"
     off = abs(guess - actual) / abs(actual) if actual else abs(guess)
     return f"{what}: {actual!r}; your prediction {guess!r} is off by {off:.0%}"
+
+
+def show_experiment(name, result, notebook):
+    """Display what ``reproduce`` reports for experiment ``name``: its figures (drawn by the
+    experiment's own ``figures`` into the notebook's scratch folder and shown as PNG), its table
+    and its observations (sentences computed from the numbers, a difference stated only where the
+    seed ranges separate). Needs IPython."""
+    from IPython.display import Image, Markdown, display
+
+    from minishare.experiments.reproduce import EXPERIMENTS
+    module = EXPERIMENTS[name][1]
+    figures = module.figures(result, scratch(os.path.join(notebook, "figures")))
+    for caption, paths in figures:
+        display(Markdown(f"**{caption}**"), Image(filename=next(p for p in paths if p.endswith(".png"))))
+    display(Markdown(module.report(result, figures)))
+    if hasattr(module, "observations"):
+        display(Markdown("What this run shows:\n\n" + "\n".join(f"- {note}" for note in module.observations(result))))
