@@ -358,6 +358,12 @@ class Plan:
     def __hash__(self):
         return hash(tuple(self._schedules[c] for c in COMPONENTS))
 
+    def _repr_svg_(self):
+        """Jupyter draws a plan that ends a cell: one column of boxes per component, first layer
+        at the bottom, coloured by parameter set (``minishare.analysis.display.plan_svg``)."""
+        from minishare.analysis.display import plan_svg
+        return plan_svg(self)
+
     def draw(self, ax=None, component=None):
         """Draw the plan as a grid: rows are positions, the first layer at the bottom; columns
         are parameter sets; a filled cell marks the set a position uses. Returns the Axes.

@@ -385,6 +385,7 @@ def plot_flops(presets, check=None, seq_len=512, check_batch=None):
     ``flops.preset_table``), log-log. Right (with ``check``, the rows of the "flops" experiment):
     measured CPU seconds per training step against training FLOPs per step for tiny models, the
     median with the min–max range over rounds, and the line time ∝ FLOPs through the smallest."""
+    from matplotlib.ticker import FormatStrFormatter
     if not presets:
         raise ValueError("plot_flops needs at least one preset row")
     fig, axes = _figure(ncols=2 if check else 1, width=5.6, height=4.6)
@@ -422,6 +423,10 @@ def plot_flops(presets, check=None, seq_len=512, check_batch=None):
         ax.set_ylabel("CPU seconds per training step (log scale)")
         ax.set_title("Measured step time against FLOPs\n(tiny ALBERTs, E = 32, FFN 4H, Post-LN)")
         ax.legend(loc="upper left", fontsize=8)
+    for ax in axes[0]:
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_formatter(FormatStrFormatter("%g"))
+            axis.set_minor_formatter(FormatStrFormatter(""))
     return fig
 
 
@@ -433,6 +438,7 @@ def plot_gradient_norms(panels, row_names, steps, title):
     -> "Post-LN"), one column per measured training step. ``panels[(row, step)]``: plan label ->
     [per seed: [norm at each position]]; each plan is drawn as the mean over seeds (its own line
     style and marker) with a min–max band, on a log scale. The legend sits below the grid."""
+    from matplotlib.ticker import FormatStrFormatter
     if not panels:
         raise ValueError("plot_gradient_norms needs at least one panel")
     rows, steps = list(row_names), list(steps)
@@ -450,6 +456,8 @@ def plot_gradient_norms(panels, row_names, steps, title):
                 ax.plot(positions, mean, color=f"C{k}", linestyle=linestyle, marker=marker,
                         markersize=4, label=label)
             ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+            ax.yaxis.set_minor_formatter(FormatStrFormatter("%g"))
             ax.set_title(f"{row_names[row]}, " + ("at initialization" if step == 0 else f"after {step} steps"),
                          fontsize=10)
             ax.set_xlabel("layer position (1 = next to the embeddings)")

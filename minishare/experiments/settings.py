@@ -23,6 +23,13 @@ class Settings:
     eval_every: int
     depths: tuple                # the depth sweep of the memory and time experiment
     timing_repeats: int
+    # analysis experiments (FLOPs check, gradient norms by layer position)
+    flops_models: tuple          # (H, N) of the tiny ALBERTs whose step time is set against their FLOPs
+    flops_batch: int             # batch size of that timing (sequence length: seq_len)
+    gradnorm_model: dict         # albert-tiny overrides of the gradient-norm models, N included
+    gradnorm_unique: int         # M of Cycle (rev) in the gradient-norm comparison
+    gradnorm_steps: tuple        # training steps at which the gradient norms are measured (0: init)
+    gradnorm_batch: tuple        # (batch size, sequence length) of those runs
 
     def key(self):
         """What a cached result depends on: rerunning with other settings retrains."""
@@ -41,7 +48,11 @@ QUICK = Settings(quick=True, seeds=(0, 1), pretrain_steps=30, pretrain_lr=3e-3, 
                  seq2seq_task="reverse", seq2seq_steps=100,
                  seq2seq=dict(hidden_size=32, num_attention_heads=2, intermediate_size=128,
                               num_hidden_layers=2, norm_position="pre"),
-                 eval_every=10, depths=(2, 4, 8), timing_repeats=3)
+                 eval_every=10, depths=(2, 4, 8), timing_repeats=3,
+                 flops_models=((32, 2), (64, 2), (64, 4)), flops_batch=4,
+                 gradnorm_model=dict(hidden_size=32, embedding_size=16, num_attention_heads=2,
+                                     intermediate_size=128, num_hidden_layers=6),
+                 gradnorm_unique=3, gradnorm_steps=(0, 5), gradnorm_batch=(8, 16))
 
 # Full: see the comments on each ALBERT number (pilot runs on 2 shared cores, 07:30-08:10).
 FULL = Settings(quick=False, seeds=(0, 1, 2), pretrain_steps=400, pretrain_lr=3e-3, batch_size=32, seq_len=64,
@@ -53,4 +64,8 @@ FULL = Settings(quick=False, seeds=(0, 1, 2), pretrain_steps=400, pretrain_lr=3e
                 seq2seq_task="scan", seq2seq_steps=600,
                 seq2seq=dict(hidden_size=64, num_attention_heads=4, intermediate_size=256,
                              num_hidden_layers=3, norm_position="pre"),
-                eval_every=100, depths=(2, 4, 8, 12), timing_repeats=5)
+                eval_every=100, depths=(2, 4, 8, 12), timing_repeats=5,
+                flops_models=((64, 2), (128, 2), (128, 6), (256, 4)), flops_batch=8,
+                gradnorm_model=dict(hidden_size=64, embedding_size=32, num_attention_heads=2,
+                                    intermediate_size=256, num_hidden_layers=12),
+                gradnorm_unique=4, gradnorm_steps=(0, 10, 100), gradnorm_batch=(16, 32))

@@ -54,6 +54,11 @@ class AlbertConfig:
     def to_dict(self):
         return dataclasses.asdict(self)
 
+    def _repr_html_(self):
+        """Jupyter shows a config that ends a cell as its shape, plan and parameter breakdown."""
+        from minishare.analysis.display import config_html
+        return config_html(self)
+
 
 @dataclasses.dataclass
 class TransformerConfig:
@@ -102,6 +107,11 @@ class TransformerConfig:
 
     def to_dict(self):
         return dataclasses.asdict(self)
+
+    def _repr_html_(self):
+        """Jupyter shows a config that ends a cell as its shape, plan and parameter breakdown."""
+        from minishare.analysis.display import config_html
+        return config_html(self)
 
 
 def validate(config):
