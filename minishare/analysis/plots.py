@@ -489,7 +489,7 @@ def plot_ponder_time(strips, curves, max_steps, title):
     image = ax.imshow(grid, cmap="viridis", vmin=2, vmax=max_steps + 1, aspect="auto")
     for r, (_, tokens, times) in enumerate(strips):
         for c, (token, t) in enumerate(zip(tokens, times)):
-            ax.text(c, r, token, ha="center", va="center", fontsize=8,
+            ax.text(c, r, token, ha="center", va="center", fontsize=7 if len(token) > 2 else 9,
                     color="black" if t > 2 + 0.6 * (max_steps - 1) else "white")
     ax.set_yticks(range(len(strips)))
     ax.set_yticklabels([label for label, _, _ in strips], fontsize=8)
@@ -513,6 +513,6 @@ def plot_ponder_time(strips, curves, max_steps, title):
     ax.set_xlabel("token position")
     ax.set_ylabel("mean ponder time N + R (steps)")
     ax.set_title("mean ponder time at each token position (held-out examples)")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8)
-    fig.suptitle(title)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncols=2, fontsize=8)
+    fig.suptitle(title, fontsize=10)
     return fig
