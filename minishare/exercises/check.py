@@ -130,14 +130,14 @@ def check(root, timeout=60.0, jobs=2, say=print):
     with tempfile.TemporaryDirectory(prefix="minishare-check-") as scratch:
         tree, out = os.path.join(scratch, "teacher"), os.path.join(scratch, "release")
         shutil.copytree(root, tree, ignore=grade.COPY_IGNORE)
-        solutions = grade.run_exercises(tree, exercises, timeout, jobs)
+        solutions = grade.run_exercises(tree, exercises, timeout, jobs, together=True)
         collected = {n: m for run in solutions.values() for n, m in run.collected.items()}
         problems = check_markers(exercises, collected, hidden) + check_solutions(solutions)
         try:
             release.release(root, out)
         except (regions.RegionError, OSError) as err:
             return problems + [f"release: {err}"]
-        stubs = grade.run_exercises(out, exercises, timeout, jobs)
+        stubs = grade.run_exercises(out, exercises, timeout, jobs, together=True)
         problems += check_release(exercises, collected, hidden, stubs)
         problems += check_leaks(root, exercises, hidden, out)
     n_hidden = sum(release.is_hidden(n, hidden) for n in collected)
