@@ -93,8 +93,8 @@ def _released_lines(out):
 def check_leaks(root, exercises, hidden, out):
     problems = []
     released = _released_lines(out)
-    for path, lines in sorted(released.items()):
-        if any(regions.ANY_MARKER.search(line) for line in lines):
+    for path, lines in sorted(released.items()):     # (prose, such as a README, may name them)
+        if path.endswith(".py") and any(regions.ANY_MARKER.search(line) for line in lines):
             problems.append(f"release {path}: still holds a region marker")
     for exercise in exercises:
         for relative in exercise.edit:
@@ -108,7 +108,10 @@ def check_leaks(root, exercises, hidden, out):
             inside = set(regions.solution_lines(text, path))
             outside = {line.strip() for line in regions.strip_solutions(text, path, exercise.id).splitlines()}
             secrets = {line for line in inside - outside if len(line) >= SECRET_MIN_LENGTH}
-            for other, lines in sorted(released.items()):
+            # where a pasted answer would be read: this exercise's files and the top-level ones
+            nearby = {p: l for p, l in released.items()
+                      if p.startswith(exercise.folder + os.sep) or os.sep not in p}
+            for other, lines in sorted(nearby.items()):
                 for line in sorted(secrets & lines):
                     problems.append(f"release {other}: holds a line of a solution of {path}: {line[:80]!r}")
     for path, names in sorted(hidden.items()):
