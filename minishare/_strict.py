@@ -126,8 +126,16 @@ class ndarray:
         return "strict_" + repr(self._a)
 
 
+def _defers(other):
+    """NumPy's protocol: a type with ``__array_ufunc__ = None`` (minishare's Tensor) handles the
+    operation itself, through its reflected method."""
+    return not isinstance(other, ndarray) and getattr(type(other), "__array_ufunc__", False) is None
+
+
 def _binary(op):
     def method(self, other):
+        if _defers(other):
+            return NotImplemented
         return _wrap(op(self._a, _unwrap(other)))
     return method
 

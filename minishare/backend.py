@@ -18,6 +18,7 @@ Data crosses between host and device only through :func:`asarray` (host -> backe
 """
 import math
 import os
+import sys
 
 import numpy
 
@@ -126,5 +127,27 @@ def seed(value):
     return _rng
 
 
+class BackendError(ImportError):
+    """``MINISHARE_BACKEND`` names a backend that is unknown or cannot run on this machine."""
+
+
+def _use_environment_choice(value):
+    try:
+        use(value)
+    except (ValueError, RuntimeError) as err:
+        # This happens inside ``import minishare`` (``python -m minishare`` imports the package
+        # before any of our code runs), so nothing of ours can catch it: if nobody else does,
+        # print it as one line instead of a traceback through the import machinery.
+        previous = sys.excepthook
+
+        def one_line(kind, error, traceback):
+            if issubclass(kind, BackendError):
+                print(f"minishare: error: {error}", file=sys.stderr)
+            else:
+                previous(kind, error, traceback)
+        sys.excepthook = one_line
+        raise BackendError(f"MINISHARE_BACKEND={value!r}: {err}") from None
+
+
 if os.environ.get("MINISHARE_BACKEND"):
-    use(os.environ["MINISHARE_BACKEND"])
+    _use_environment_choice(os.environ["MINISHARE_BACKEND"])

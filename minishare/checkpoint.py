@@ -9,20 +9,30 @@ loading a file never runs code. It holds
 * optionally ``train/...``: training state (optimizer, schedule, step, random generators) as
   arrays plus a JSON tree in the metadata, for exact resumption.
 
-Loading builds the model from its configuration, which recreates the sharing (the positions of a
-shared layer are one tensor again, not copies), then fills the weights and checks that the file's
-aliases are the model's. Files are written atomically: into a temporary file in the same folder,
+Loading does bounded work on any file, however edited or hostile: it reads the zip directory
+first and refuses entries the format does not have and entries that would inflate beyond their
+stored size, before decompressing anything; it checks the sizes the stored configuration implies
+against the entries (a configuration edited to V = 10^10 is refused, not allocated); it reads
+every array header before the array, refusing Python objects (never unpickled) and non-numbers.
+Every problem raises ``CheckpointError`` naming the file. Then it builds the model from its
+configuration, which recreates the sharing (the positions of a shared layer are one tensor again,
+not copies), fills the weights and checks that the file's aliases are the model's. Files are written atomically: into a temporary file in the same folder,
 flushed to disk, then renamed over the target, so a crash never leaves half a checkpoint.
 """
-import io
 import json
+import math
 import os
+import struct
 import zipfile
+import zlib
 
 import numpy   # host-side file format: checkpoints are always NumPy arrays on disk
 
 from minishare import backend
 from minishare.files import atomic_write
+from minishare.nn import init
+
+MAX_META_BYTES = 1 << 24   # the JSON metadata: configuration, aliases, training-state tree
 
 FORMAT = "minishare-checkpoint"
 VERSION = 1
@@ -66,34 +76,37 @@ def save(model, path, training_state=None):
 def load(path, with_training_state=False):
     """Rebuild the model saved at ``path`` (and, if asked, return ``(model, training_state)``)."""
     from minishare import models
-    files = _read(path)
-    meta = _meta(path, files)
-    classes = _model_classes()
-    if meta.get("model_class") not in classes:
-        raise CheckpointError(f"{path}: unknown model class {meta.get('model_class')!r}")
-    config_class = {cls.__name__: cls for cls in (models.AlbertConfig, models.TransformerConfig)
-                    }.get(meta.get("config_class"))
-    if config_class is None or not isinstance(meta.get("config"), dict) \
-            or not isinstance(meta.get("aliases"), dict):
-        raise CheckpointError(f"{path}: its metadata lacks a known config_class, a config or the "
-                              "aliases (edited or damaged checkpoint)")
-    try:
-        config = config_class(**meta["config"])
-        model = classes[meta["model_class"]](config)
-    except (TypeError, ValueError) as err:
-        raise CheckpointError(f"{path}: its configuration does not build a model: {err}") from None
-
+    with _Archive(path) as archive:
+        meta = _meta(path, archive.read("__meta__", max_bytes=MAX_META_BYTES))
+        classes = _model_classes()
+        if meta.get("model_class") not in classes:
+            raise CheckpointError(f"{path}: unknown model class {meta.get('model_class')!r}")
+        config_class = {cls.__name__: cls for cls in (models.AlbertConfig, models.TransformerConfig)
+                        }.get(meta.get("config_class"))
+        if config_class is None or not isinstance(meta.get("config"), dict) \
+                or not isinstance(meta.get("aliases"), dict):
+            raise CheckpointError(f"{path}: its metadata lacks a known config_class, a config or the "
+                                  "aliases (edited or damaged checkpoint)")
+        try:
+            config = config_class(**meta["config"])
+            with init.shape_only():              # shapes without memory, to check the sizes first
+                shapes = {name: p.shape for name, p in classes[meta["model_class"]](config).named_parameters()}
+        except (TypeError, ValueError) as err:
+            raise CheckpointError(f"{path}: its configuration does not build a model: {err}") from None
+        archive.expect({f"param/{name}" for name in shapes} | set(_array_keys(path, meta.get("train"))))
+        for name, shape in shapes.items():
+            archive.check_holds(f"param/{name}", shape, meta["config"])
+        state = {name: archive.read(f"param/{name}", kind="f") for name in shapes}
+        train = _decode(path, meta["train"], archive) if with_training_state and "train" in meta else None
+    model = classes[meta["model_class"]](config)
     own_aliases = aliases(model)
     if own_aliases != meta["aliases"]:
         raise CheckpointError(f"{path}: the file's shared tensors do not match the sharing its "
                               "configuration builds (mismatched or edited checkpoint)")
-    # every stored tensor, so that one the model has no place for is reported, not dropped
-    state = {key[len("param/"):]: value for key, value in files.items() if key.startswith("param/")}
-    state.update({alias: state[target] for alias, target in own_aliases.items() if target in state})
     for name, p in model.named_parameters():      # keep the saved precision (e.g. float64)
-        saved = state.get(name)
-        if saved is not None and saved.dtype.kind == "f" and saved.dtype != p.dtype:
-            p.data = p.data.astype(saved.dtype)
+        if state[name].dtype != p.dtype:
+            p.data = p.data.astype(state[name].dtype)
+    state.update({alias: state[target] for alias, target in own_aliases.items()})
     try:
         model.load_state_dict(state)
     except RuntimeError as err:
@@ -102,7 +115,85 @@ def load(path, with_training_state=False):
         return model
     if "train" not in meta:
         raise CheckpointError(f"{path}: holds no training state (saved without one)")
-    return model, _decode(meta["train"], files)
+    return model, train
+
+
+class _Archive:
+    """The entries of a checkpoint file, read only after their names and sizes were checked."""
+    SLACK = 4096          # an .npy header, and deflate's overhead on incompressible data
+
+    def __init__(self, path):
+        self.path = path
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"checkpoint {path} does not exist")
+        try:
+            self.zip = zipfile.ZipFile(path)
+            self.entries = {info.filename[:-len(".npy")]: info for info in self.zip.infolist()}
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as err:
+            raise CheckpointError(f"{path}: not a checkpoint: not a .npz archive, or a truncated one "
+                                  f"({type(err).__name__}: {err})") from None
+        if "__meta__" not in self.entries:
+            raise CheckpointError(f"{path}: not a minishare checkpoint (no __meta__ entry)")
+        for key, info in self.entries.items():
+            if not info.filename.endswith(".npy") or not (key == "__meta__" or key.startswith(("param/", "train/"))):
+                raise CheckpointError(f"{path}: unexpected entry {info.filename!r} (a checkpoint holds "
+                                      "__meta__, param/... and train/... arrays only)")
+            if info.file_size > 2 * info.compress_size + self.SLACK:
+                raise CheckpointError(f"{path}: entry {key!r} would inflate from {info.compress_size:,} "
+                                      f"to {info.file_size:,} bytes; refused (edited or hostile file)")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.zip.close()
+
+    def expect(self, keys):
+        """Refuse entries the model and training state have no place for (before reading them)."""
+        for key in sorted(set(self.entries) - set(keys) - {"__meta__"}):
+            raise CheckpointError(f"{self.path}: unexpected entry {key!r} (no parameter or training "
+                                  "state of that name; mismatched or edited checkpoint)")
+
+    def check_holds(self, key, shape, config):
+        """The entry exists and is large enough for ``shape`` (floats of at least 2 bytes), which
+        the configuration ``config`` gives: a size edited there is caught before any allocation."""
+        if key not in self.entries:
+            raise CheckpointError(f"{self.path}: no entry {key!r} for the parameter {key[len('param/'):]}")
+        if self.entries[key].file_size + self.SLACK < 2 * math.prod(shape):
+            fields = ", ".join(f"{field}={value}" for field, value in config.items()
+                               if type(value) is int and value in shape)
+            raise CheckpointError(f"{self.path}: entry {key!r} holds {self.entries[key].file_size:,} bytes, too "
+                                  f"few for the shape {tuple(shape)} that the configuration's {fields} give "
+                                  "(edited configuration?)")
+
+    def read(self, key, kind=None, max_bytes=None):
+        """The array of entry ``key`` (numbers only; floats when ``kind="f"``), header checked first."""
+        info = self.entries.get(key)
+        if info is None:
+            raise CheckpointError(f"{self.path}: no entry {key!r}")
+        if max_bytes is not None and info.file_size > max_bytes:
+            raise CheckpointError(f"{self.path}: entry {key!r} is {info.file_size:,} bytes, more than "
+                                  f"the {max_bytes:,} allowed")
+        try:
+            with self.zip.open(info) as f:
+                version = numpy.lib.format.read_magic(f)
+                header = (numpy.lib.format.read_array_header_1_0 if version == (1, 0)
+                          else numpy.lib.format.read_array_header_2_0)(f)
+                dtype = header[2]
+                if dtype.hasobject:
+                    raise CheckpointError(f"{self.path}: entry {key!r} holds Python objects; a checkpoint "
+                                          "holds numbers only, and objects are never loaded (unpickling "
+                                          "could run code from the file)")
+                if dtype.kind not in (kind or "biuf"):
+                    raise CheckpointError(f"{self.path}: entry {key!r} has dtype {dtype}; expected "
+                                          f"{'floating-point numbers' if kind == 'f' else 'numbers'}")
+            with self.zip.open(info) as f:
+                return numpy.lib.format.read_array(f, allow_pickle=False)
+        except CheckpointError:
+            raise
+        except (zipfile.BadZipFile, ValueError, OSError, EOFError, zlib.error, struct.error) as err:
+            raise CheckpointError(f"{self.path}: entry {key!r} is truncated or corrupt "
+                                  f"({type(err).__name__}: {err})") from None
 
 
 def _write_atomically(path, arrays):
@@ -110,25 +201,18 @@ def _write_atomically(path, arrays):
         numpy.savez(f, **arrays)
 
 
-def _read(path):
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"checkpoint {path} does not exist")
+def _meta(path, array):
+    """The JSON object stored as the bytes (a 1-D uint8 array) of the ``__meta__`` entry."""
+    if array.dtype != numpy.uint8 or array.ndim != 1:
+        raise CheckpointError(f"{path}: the __meta__ entry must be JSON text as a 1-D uint8 array, got "
+                              f"dtype {array.dtype} and shape {array.shape} (corrupt metadata)")
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
-        with numpy.load(io.BytesIO(raw), allow_pickle=False) as npz:
-            return {key: npz[key] for key in npz.files}
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError) as err:
-        raise CheckpointError(f"{path}: truncated or corrupt checkpoint ({type(err).__name__}: {err})") from None
-
-
-def _meta(path, files):
-    if "__meta__" not in files:
-        raise CheckpointError(f"{path}: not a minishare checkpoint (no __meta__ entry)")
-    try:
-        meta = json.loads(files["__meta__"].tobytes().decode())
+        meta = json.loads(array.tobytes().decode())
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise CheckpointError(f"{path}: corrupt metadata ({err})") from None
+        raise CheckpointError(f"{path}: corrupt metadata in __meta__ ({err})") from None
+    if not isinstance(meta, dict):
+        raise CheckpointError(f"{path}: the __meta__ entry must hold a JSON object, got "
+                              f"{type(meta).__name__} (corrupt metadata)")
     if meta.get("format") != FORMAT or meta.get("version") != VERSION:
         raise CheckpointError(f"{path}: format {meta.get('format')!r} version {meta.get('version')!r}, "
                               f"expected {FORMAT!r} version {VERSION}")
@@ -152,13 +236,37 @@ def _encode(obj, prefix, arrays):
     raise TypeError(f"save: cannot store training-state value of type {type(obj).__name__} at {prefix}")
 
 
-def _decode(tree, files):
+def _array_keys(path, tree):
+    """The ``train/...`` entries a training-state tree refers to (and a check of its structure)."""
+    if tree is None or isinstance(tree, (bool, int, float, str)):
+        return []
+    if not isinstance(tree, dict) or len(tree) != 1:
+        raise CheckpointError(f"{path}: malformed training state in the metadata ({tree!r:.80})")
+    (kind, value), = tree.items()
+    if kind == "array":
+        if not isinstance(value, str) or not value.startswith("train/"):
+            raise CheckpointError(f"{path}: malformed training state: array entry {value!r}")
+        return [value]
+    if kind == "dict" and isinstance(value, list) and all(isinstance(v, list) and len(v) == 2 for v in value):
+        return [key for _, v in value for key in _array_keys(path, v)]
+    if kind in ("list", "tuple") and isinstance(value, list):
+        return [key for v in value for key in _array_keys(path, v)]
+    raise CheckpointError(f"{path}: malformed training state in the metadata (unknown {kind!r})")
+
+
+def _decode(path, tree, archive):
+    """The training state from its tree (checked by ``_array_keys``) and the archive's arrays."""
     if isinstance(tree, dict):
         (kind, value), = tree.items()
         if kind == "dict":
-            return {k: _decode(v, files) for k, v in value}
+            try:
+                return {k: _decode(path, v, archive) for k, v in value}
+            except TypeError as err:            # an unhashable key
+                raise CheckpointError(f"{path}: malformed training state ({err})") from None
         if kind == "array":
-            return backend.asarray(files[value])
-        items = [_decode(v, files) for v in value]
+            if value not in archive.entries:
+                raise CheckpointError(f"{path}: malformed training state: no entry {value!r}")
+            return backend.asarray(archive.read(value))
+        items = [_decode(path, v, archive) for v in value]
         return tuple(items) if kind == "tuple" else items
     return tree

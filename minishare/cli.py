@@ -4,11 +4,21 @@ Bad arguments get one line on stderr and exit status 2, never a traceback.
 """
 import argparse
 import json
+import os
 import sys
 
 from minishare import sharing
+from minishare.files import atomic_write
+from minishare.experiments import run_folder
 
 MODEL_TASKS = ("pretrain", "lm", "copy", "reverse", "sort", "addition", "scan")
+# train's flags that define a run (a fresh run's defaults); on --resume, the run's own values
+TRAIN_DEFAULTS = dict(task="pretrain", preset="albert-tiny", objective="sop", corpus="default",
+                      vocab_size=1000, seq_len=64, steps=300, batch_size=32, lr=1e-3, optimizer="adamw",
+                      eval_every=100, seed=0, save_every=run_folder.DEFAULT_SAVE_EVERY)
+MODEL_FLAGS = {"sharing": "sharing", "embedding_size": "embedding_size", "hidden_size": "hidden_size",
+               "num_layers": "num_hidden_layers", "num_unique_layers": "num_unique_layers",
+               "norm_position": "norm_position"}
 
 
 def _schedule(text):
@@ -26,29 +36,40 @@ def build_parser():
                                      description="minishare: parameter sharing in Transformers, runnable.")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    t = sub.add_parser("train", help="train a model (ALBERT pre-training, an LM or a toy seq2seq task)")
-    t.add_argument("--task", choices=MODEL_TASKS, default="pretrain",
-                   help="pretrain: ALBERT MLM + SOP/NSP; lm: decoder-only LM; others: encoder-decoder")
-    t.add_argument("--preset", default="albert-tiny", help="AlbertConfig preset (pretrain)")
+    t = sub.add_parser("train", help="train a model (ALBERT pre-training, an LM or a toy seq2seq task)",
+                       description="Train a model into --out. With --resume, flags not given take the "
+                       "run's own values; a flag that contradicts the run is refused. Flags that may "
+                       "change on resume: --steps (and with it the length of the lr schedule), "
+                       "--eval-every, --save-every, --no-progress.")
+    d = TRAIN_DEFAULTS
+    t.add_argument("--task", choices=MODEL_TASKS,
+                   help=f"pretrain: ALBERT MLM + SOP/NSP; lm: decoder-only LM; others: encoder-decoder "
+                   f"(default {d['task']})")
+    t.add_argument("--preset", help=f"AlbertConfig preset (pretrain; default {d['preset']})")
     t.add_argument("--sharing", type=_schedule, default=None,
                    help=f"{', '.join(sharing.STRATEGIES)} or a schedule like 0,1,1,0")
     t.add_argument("--embedding-size", "-E", type=int, help="E (factorized embedding size)")
     t.add_argument("--hidden-size", "-H", type=int, help="H")
     t.add_argument("--num-layers", "-N", type=int, help="N layer positions")
-    t.add_argument("--num-unique-layers", "-M", type=int, help="M distinct layers (sequence/cycle/cycle-rev)")
+    t.add_argument("--num-unique-layers", "-M", type=int, help="M distinct layers (sequence/cycle/cycle-rev/cycle-rev-code)")
     t.add_argument("--norm-position", choices=("post", "pre"))
-    t.add_argument("--objective", choices=("sop", "nsp"), default="sop", help="second pre-training loss")
-    t.add_argument("--corpus", default="default", help="'default' (Python's docs), 'grammar', or a UTF-8 file/folder")
-    t.add_argument("--vocab-size", type=int, default=1000, help="V of the BPE tokenizer trained on the corpus")
-    t.add_argument("--seq-len", type=int, default=64)
-    t.add_argument("--steps", type=int, default=300)
-    t.add_argument("--batch-size", type=int, default=32)
-    t.add_argument("--lr", type=float, default=1e-3)
-    t.add_argument("--optimizer", choices=("adamw", "lamb"), default="adamw")
-    t.add_argument("--eval-every", type=int, default=100)
-    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--objective", choices=("sop", "nsp"), help="second pre-training loss (default sop)")
+    t.add_argument("--corpus", help="'default' (Python's docs), 'grammar', or a UTF-8 file/folder "
+                   "(default: default)")
+    t.add_argument("--vocab-size", type=int, help=f"V of the BPE tokenizer trained on the corpus "
+                   f"(default {d['vocab_size']})")
+    t.add_argument("--seq-len", type=int, help=f"default {d['seq_len']}")
+    t.add_argument("--steps", type=int, help=f"default {d['steps']}; may change on resume")
+    t.add_argument("--batch-size", type=int, help=f"default {d['batch_size']}")
+    t.add_argument("--lr", type=float, help=f"peak learning rate (default {d['lr']})")
+    t.add_argument("--optimizer", choices=("adamw", "lamb"), help="default adamw")
+    t.add_argument("--eval-every", type=int, help=f"default {d['eval_every']}; may change on resume")
+    t.add_argument("--save-every", type=int, help="write checkpoint and history every so many steps "
+                   f"(default {d['save_every']}); may change on resume")
+    t.add_argument("--seed", type=int, help=f"default {d['seed']}")
     t.add_argument("--out", default="runs/train", help="output folder (history, checkpoint, tokenizer)")
-    t.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.npz")
+    t.add_argument("--resume", action="store_true", help="continue the run in OUT from its checkpoint")
+    t.add_argument("--overwrite", action="store_true", help="replace the run already in OUT")
     t.add_argument("--no-progress", action="store_true")
 
     c = sub.add_parser("count", help="parameter tables: presets, ALBERT Tables 1/3/4, or one configuration")
@@ -69,16 +90,22 @@ def build_parser():
     r.add_argument("--out", default="runs/reproduce")
     r.add_argument("--quick", action="store_true", help="small settings that finish in minutes (CI)")
     r.add_argument("--only", action="append", help="run only this experiment (repeatable)")
+    r.add_argument("--jobs", "-j", type=int, default=1,
+                   help="training runs at once, one process and one BLAS thread each (e.g. the number of cores)")
     r.add_argument("--no-progress", action="store_true")
     return parser
 
 
 def _overrides(args):
-    fields = {"sharing": "sharing", "embedding_size": "embedding_size", "hidden_size": "hidden_size",
-              "num_layers": "num_hidden_layers", "num_unique_layers": "num_unique_layers",
-              "norm_position": "norm_position"}
-    return {field: getattr(args, arg) for arg, field in fields.items()
+    return {field: getattr(args, arg) for arg, field in MODEL_FLAGS.items()
             if getattr(args, arg, None) is not None}
+
+
+def _flag(argument):
+    """run_training's keyword (or ``overrides.<model field>``) -> the train flag that sets it."""
+    field = argument.removeprefix("overrides.")
+    dest = {f: arg for arg, f in MODEL_FLAGS.items()}.get(field, field)
+    return "--" + dest.replace("_", "-")
 
 
 def cmd_count(args):
@@ -105,26 +132,43 @@ def cmd_plan(args):
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        folder = os.path.dirname(os.path.abspath(args.draw))
+        if not os.path.isdir(folder):
+            raise FileNotFoundError(f"cannot draw to {args.draw}: folder {folder} does not exist")
         ax = plan.draw()
-        ax.figure.savefig(args.draw, bbox_inches="tight")
+        with atomic_write(args.draw, "wb") as f:
+            ax.figure.savefig(f, format=os.path.splitext(args.draw)[1][1:] or None, bbox_inches="tight")
         plt.close(ax.figure)
         print(f"drawn to {args.draw}")
 
 
 def cmd_train(args):
     from minishare import experiments
-    result = experiments.run_training(
-        task=args.task, preset=args.preset, overrides=_overrides(args), objective=args.objective,
-        corpus=args.corpus, vocab_size=args.vocab_size, seq_len=args.seq_len, steps=args.steps,
-        batch_size=args.batch_size, lr=args.lr, optimizer=args.optimizer, eval_every=args.eval_every,
-        seed=args.seed, out=args.out, resume=args.resume, progress=not args.no_progress)
+    given = {name: getattr(args, name) for name in TRAIN_DEFAULTS if getattr(args, name) is not None}
+    if args.resume:
+        saved = run_folder.saved_run(args.out)
+        arguments = {**saved["arguments"], **given,
+                     "overrides": {**saved["arguments"]["overrides"], **_overrides(args)}}
+        conflicts = run_folder.resume_conflicts(saved, {**given, "overrides": _overrides(args)})
+        if conflicts:
+            raise ValueError(f"--resume: the run in {args.out} was trained with other settings: " + "; ".join(
+                f"{_flag(name)} {_show(new)} (the run has {_show(old)})" for name, new, old in conflicts))
+    else:
+        arguments = {**TRAIN_DEFAULTS, **given, "overrides": _overrides(args)}
+    result = experiments.run_training(**arguments, out=args.out, resume=args.resume,
+                                      overwrite=args.overwrite, progress=not args.no_progress)
     print(json.dumps(result["final"], indent=1))
     print(f"history, checkpoint and config written to {args.out}")
 
 
+def _show(value):
+    return ",".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
 def cmd_reproduce(args):
     from minishare.experiments import reproduce
-    report = reproduce.run(args.out, quick=args.quick, only=args.only, progress=not args.no_progress)
+    report = reproduce.run(args.out, quick=args.quick, only=args.only, progress=not args.no_progress,
+                           jobs=args.jobs)
     print(f"report: {report}")
 
 
@@ -132,12 +176,30 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     commands = {"train": cmd_train, "count": cmd_count, "plan": cmd_plan, "reproduce": cmd_reproduce}
+    prefix = f"{parser.prog} {args.command}"
     try:
         commands[args.command](args)
+    except run_folder.TrainingInterrupted as stop:
+        print(f"{prefix}: {stop}; continue with: {parser.prog} train --out {stop.out} --resume",
+              file=sys.stderr)
+        return 128 + stop.signal
+    except KeyboardInterrupt:
+        print(f"{prefix}: interrupted", file=sys.stderr)
+        return 130
+    except run_folder.BadArgument as err:
+        print(f"{prefix}: error: argument {_flag(err.name)}: {err.rule}, got {err.value}", file=sys.stderr)
+        return 2
+    except ArithmeticError as err:       # a diverging run (FloatingPointError), an overflow
+        print(f"{prefix}: error: {err}", file=sys.stderr)
+        return 1
+    except MemoryError as err:
+        print(f"{prefix}: error: out of memory{f' ({err})' if str(err) else ''}: try a smaller model, "
+              "batch or sequence length", file=sys.stderr)
+        return 1
     except (ValueError, TypeError, OSError) as err:
         # an OSError's args start with its errno; its str names the problem and the file
         message = str(err) if isinstance(err, OSError) or not err.args else err.args[0]
-        print(f"{parser.prog} {args.command}: error: {message}", file=sys.stderr)
+        print(f"{prefix}: error: {message}", file=sys.stderr)
         return 2
     return 0
 

@@ -17,7 +17,9 @@ Strategies (names accepted by ``Plan.build``):
 
 - Takase & Kiyono (2021, arXiv 2104.06022, Sec. 2): ``"sequence"``, ``"cycle"``, ``"cycle-rev"``,
   M = ``n_unique`` distinct layers serving N = ``n_layers`` positions; every component of a layer
-  follows the same assignment (see ``assign``).
+  follows the same assignment (see ``assign``). ``"cycle-rev"`` is Cycle (rev) as the paper's
+  text defines it, ``"cycle-rev-code"`` as the authors' released code builds it; the two differ
+  only when M does not divide N (and N > 2M).
 - ALBERT (Lan et al., 2019, Sec. 3.1, Table 4): ``"not-shared"``, ``"all-shared"``,
   ``"shared-attention"``, ``"shared-ffn"``.
 - Universal Transformer (Dehghani et al., 2018): ``"universal"``, one layer reused at every depth.
@@ -31,7 +33,7 @@ from numbers import Integral
 
 COMPONENTS = ("attention", "cross_attention", "ffn")
 
-TAKASE_KIYONO = ("sequence", "cycle", "cycle-rev")
+TAKASE_KIYONO = ("sequence", "cycle", "cycle-rev", "cycle-rev-code")
 ALBERT = ("not-shared", "all-shared", "shared-attention", "shared-ffn")
 STRATEGIES = TAKASE_KIYONO + ALBERT + ("universal",)
 
@@ -58,14 +60,22 @@ def assign(strategy, n_layers, n_unique):
       highest layer then share parameters. When M does not divide N the reversed round is partial
       and starts from the last set: M = 3, N = 7 gives A B C A B C C. The first M positions
       always create the M sets, so M = N gives A B C ... in order, as for every strategy.
-      (The authors' released code reverses the last M positions instead, A B C A C B A for
-      M = 3, N = 7; the two agree whenever M divides N.)
+    - ``"cycle-rev-code"``: Cycle (rev) as the authors' released fairseq code builds it
+      (github.com/takase/share_layer_params, ``share_type == 'cycle_reverse'`` in
+      fairseq/models/transformer.py): the first max(M, N - M) positions follow Cycle and the
+      last min(M, N - M) take the sets in reverse order from the last, M - 1 - j for the j-th of
+      them. M = 3, N = 7 gives A B C A C B A: the lowest and the highest layer share parameters
+      whatever N is, where the text's rule gives A B C A B C C. The two rules agree whenever M
+      divides N, which covers every configuration in the paper, and whenever N < 2M (a single
+      reversed round, partial either way); they differ for N > 2M. (The code is given the number
+      of positions per set, ``share_layer_num``, and takes M = ceil(N / share_layer_num); here
+      M is given directly.)
 
     Worked example, M = 3, N = 6 (Sec. 2, Figure 1)::
 
         sequence   [0, 0, 1, 1, 2, 2]   A A B B C C
         cycle      [0, 1, 2, 0, 1, 2]   A B C A B C
-        cycle-rev  [0, 1, 2, 2, 1, 0]   A B C C B A
+        cycle-rev  [0, 1, 2, 2, 1, 0]   A B C C B A   (cycle-rev-code: the same)
 
     M = N is the vanilla Transformer and M = 1 the Universal Transformer, under every strategy.
 
@@ -75,7 +85,7 @@ def assign(strategy, n_layers, n_unique):
     - M < 1 or M > N: the paper assumes 1 <= M <= N.
     - ``"sequence"`` with N not a multiple of M: the paper's blocks have floor(N/M) positions, and
       ceil(N / floor(N/M)) blocks are more than M sets (M = 2, N = 5 would need 3). Cycle and
-      Cycle (rev) are defined for every 1 <= M <= N.
+      both Cycle (rev) rules are defined for every 1 <= M <= N.
 
     Example: ``assign("cycle-rev", 6, 3) == [0, 1, 2, 2, 1, 0]``.
     """
@@ -102,6 +112,9 @@ def assign(strategy, n_layers, n_unique):
         return [i // (N // M) for i in range(N)]
     if strategy == "cycle":
         return [i % M for i in range(N)]
+    if strategy == "cycle-rev-code":
+        n_cycled = max(M, N - M)   # the code's M new layers, then N - 2M copies in Cycle order
+        return [i % M if i < n_cycled else M - 1 - (i - n_cycled) for i in range(N)]
     # M * (ceil(N/M) - 1) positions follow Cycle, and never fewer than the M that create the sets
     # (for M = N the product is 0, yet every position has its own new layer)
     n_cycled = max(M, M * (-(-N // M) - 1))
@@ -178,8 +191,9 @@ class Plan:
 
         ``sharing`` is a strategy name or an explicit schedule.
 
-        - ``"sequence"``, ``"cycle"``, ``"cycle-rev"`` (Takase & Kiyono, Sec. 2): every component
-          follows ``assign(sharing, n_layers, n_unique)``; ``n_unique`` (M) is required.
+        - ``"sequence"``, ``"cycle"``, ``"cycle-rev"`` and ``"cycle-rev-code"`` (Takase & Kiyono,
+          Sec. 2; the last is Cycle (rev) as the authors' code builds it): every component follows
+          ``assign(sharing, n_layers, n_unique)``; ``n_unique`` (M) is required.
         - ALBERT's cross-layer sharing variants (Lan et al., 2019, Sec. 3.1, Table 4):
           ``"not-shared"`` (each position its own sets, M = N), ``"all-shared"`` (one set per
           component), ``"shared-attention"`` (one attention set, also for cross-attention, and an
@@ -343,6 +357,12 @@ class Plan:
 
     def __hash__(self):
         return hash(tuple(self._schedules[c] for c in COMPONENTS))
+
+    def _repr_svg_(self):
+        """Jupyter draws a plan that ends a cell: one column of boxes per component, first layer
+        at the bottom, coloured by parameter set (``minishare.analysis.display.plan_svg``)."""
+        from minishare.analysis.display import plan_svg
+        return plan_svg(self)
 
     def draw(self, ax=None, component=None):
         """Draw the plan as a grid: rows are positions, the first layer at the bottom; columns

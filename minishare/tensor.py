@@ -15,6 +15,18 @@ Two rules carry the whole course on parameter sharing:
 
 Only leaves (tensors created by the user, such as parameters) keep ``.grad``; gradients of
 intermediate results live only while ``backward()`` runs.
+
+Two guarantees PyTorch users rely on:
+
+* A version counter. Every in-place change made through a tensor (assigning or augmenting
+  ``t.data``, ``t[i] = v``, ``add_``, ``mul_``, ``zero_``, ``copy_``; an optimizer step) bumps its
+  version; an op records the versions of its inputs, and ``backward()`` raises, naming the tensor,
+  if one changed since: the gradient would silently use the new values. (Writing into the array,
+  ``t.data[i] = v``, bypasses the counter, as ``tensor.data`` does in PyTorch.)
+* dtypes, PyTorch's rule. Integer and bool operands of arithmetic never widen a float: float32
+  times int64 is float32. Two floats give the wider one (float32 times float64 is float64). A
+  gradient always has the dtype of the tensor it belongs to, so a float32 parameter gets a float32
+  gradient, and stays float32 through an optimizer step, whatever the dtype of the data.
 """
 import contextlib
 
@@ -46,15 +58,35 @@ class Tensor:
     ``requires_grad`` whether backward() should compute a gradient for it
     """
 
+    __array_ufunc__ = None    # ``array * tensor``: NumPy defers to Tensor.__rmul__ (no object array)
+
     def __init__(self, data, requires_grad=False, dtype=None, _ctx=None):
         if isinstance(data, Tensor):
             data = data.data
-        self.data = backend.asarray(data, dtype=dtype)
-        if requires_grad and self.data.dtype.kind != "f":
-            raise TypeError(f"only floating-point tensors can require gradients, got {self.data.dtype}")
+        self._data = backend.asarray(data, dtype=dtype)
+        if self._data.dtype.kind not in "biuf":
+            raise TypeError(f"tensors hold numbers (bool, int, float), got dtype {self._data.dtype}")
+        if requires_grad and self._data.dtype.kind != "f":
+            raise TypeError(f"only floating-point tensors can require gradients, got {self._data.dtype}")
         self.requires_grad = requires_grad
         self.grad = None
         self._ctx = _ctx          # the Function that produced this tensor (None for a leaf)
+        self._version = [0]       # a box, shared with detach()ed tensors of the same data
+
+    @property
+    def data(self):
+        return self._data
+
+    @data.setter
+    def data(self, array):
+        """Assigning (or ``+=``, which assigns) counts as an in-place change: see the version counter."""
+        self._data = array
+        self._version[0] += 1
+
+    @property
+    def version(self):
+        """How many times this tensor's data was changed in place."""
+        return self._version[0]
 
     # --- array attributes -------------------------------------------------------------------
     shape = property(lambda self: tuple(self.data.shape))
@@ -64,7 +96,15 @@ class Tensor:
     is_leaf = property(lambda self: self._ctx is None)
 
     def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
+
+    def __bool__(self):
+        if self.size != 1:
+            count = "no values" if self.size == 0 else "more than one value"
+            raise RuntimeError(f"Boolean value of Tensor with {count} is ambiguous")
+        return bool(self.data.item())
 
     def __repr__(self):
         grad = ", requires_grad=True" if self.requires_grad else ""
@@ -81,8 +121,35 @@ class Tensor:
         return backend.to_numpy(self.data)
 
     def detach(self):
-        """The same data, cut from the graph: no gradient flows back through the result."""
-        return Tensor(self.data)
+        """The same data, cut from the graph: no gradient flows back through the result. It
+        shares the version counter, so an in-place change through it is seen by backward()."""
+        result = Tensor(self.data)
+        result._version = self._version
+        return result
+
+    # --- in-place changes (each bumps the version) --------------------------------------------
+    def _in_place(self, op):
+        if self.requires_grad and _grad_enabled:
+            raise RuntimeError("in-place change of a tensor that requires grad: the graph would not "
+                               "know of it; do it under minishare.no_grad()")
+        op(self._data)
+        self._version[0] += 1
+        return self
+
+    def __setitem__(self, index, value):
+        self._in_place(lambda a: a.__setitem__(index, _array(value)))
+
+    def add_(self, other):
+        return self._in_place(lambda a: a.__iadd__(_array(other)))
+
+    def mul_(self, other):
+        return self._in_place(lambda a: a.__imul__(_array(other)))
+
+    def zero_(self):
+        return self._in_place(lambda a: a.fill(0))
+
+    def copy_(self, source):
+        return self._in_place(lambda a: a.__setitem__(Ellipsis, _array(source)))
 
     # --- backward -----------------------------------------------------------------------------
     def backward(self, grad=None):
@@ -100,7 +167,7 @@ class Tensor:
                                    f"got shape {self.shape}; pass grad= of that shape")
             grad = backend.xp.ones_like(self.data)
         else:
-            grad = grad.data if isinstance(grad, Tensor) else backend.asarray(grad, dtype=self.dtype)
+            grad = (grad.data if isinstance(grad, Tensor) else backend.asarray(grad)).astype(self.dtype, copy=False)
             if tuple(grad.shape) != self.shape:
                 raise ValueError(f"backward(): grad has shape {tuple(grad.shape)}, tensor has {self.shape}")
 
@@ -112,8 +179,10 @@ class Tensor:
             if node._ctx is None:            # a leaf (asarray: 0-d results of NumPy are scalars)
                 node.grad = backend.xp.asarray(accumulate(node.grad, g))
                 continue
+            node._ctx.check_versions(node)
             for parent, pg in zip(node._ctx.inputs, node._ctx.backward(g)):
                 if pg is not None and parent.requires_grad:
+                    pg = pg.astype(parent.dtype, copy=False)    # a gradient has its tensor's dtype
                     pending[id(parent)] = accumulate(pending.get(id(parent)), pg)
 
     # --- operators (the ops live in minishare.ops; these are shorthands) --------------------
@@ -154,6 +223,15 @@ class Tensor:
         return self.transpose()
 
 
+def _array(value):
+    return value.data if isinstance(value, Tensor) else value
+
+
+def _describe(t):
+    what = "the leaf tensor" if t._ctx is None else f"the result of {type(t._ctx).__name__}"
+    return f"{what} of shape {t.shape} ({t.dtype})"
+
+
 def accumulate(total, grad):
     """The sum rule of reverse mode: a tensor used several times gets the sum of the gradients of
     its uses. (Assigning instead of adding would keep only the last use: sharing would break.)"""
@@ -186,8 +264,10 @@ class Function:
     Subclasses implement ``forward(self, *arrays, **options)``, saving on ``self`` what backward
     needs, and ``backward(self, grad)``. Users call ``SomeOp.apply(*tensors, **options)``; a plain
     Python number among the inputs becomes a constant of the tensors' float dtype, so ``x * 2``
-    keeps float32 (or float64) rather than promoting.
+    keeps float32 (or float64) rather than promoting. Arithmetic ops (``arithmetic = True``) also
+    give integer and bool operands the float dtype (see the dtype rule in the module docstring).
     """
+    arithmetic = False
 
     @classmethod
     def apply(cls, *inputs, **options):
@@ -195,19 +275,38 @@ class Function:
         tensors = tuple(x if isinstance(x, Tensor) else
                         Tensor(x, dtype=float_dtype if isinstance(x, (int, float)) else None)
                         for x in inputs)
+        if cls.arithmetic and float_dtype is not None:
+            tensors = tuple(Tensor(t.data, dtype=float_dtype) if t.dtype.kind in "biu" else t for t in tensors)
         ctx = cls()
         data = ctx.forward(*(t.data for t in tensors), **options)
         requires_grad = _grad_enabled and any(t.requires_grad for t in tensors)
         if not requires_grad:
             return Tensor(data)
-        ctx.inputs = tensors
+        ctx.inputs, ctx.versions = tensors, tuple(t.version for t in tensors)
         return Tensor(data, requires_grad=True, _ctx=ctx)
+
+    def check_versions(self, output):
+        """Refuse to differentiate with values that changed after this op's forward pass."""
+        changed = [(t, seen) for t, seen in zip(self.inputs, self.versions) if t.version != seen]
+        changed += [(output, 0)] if output.version != 0 else []
+        for t, seen in changed:
+            raise RuntimeError(f"backward(): {_describe(t)}, needed by {type(self).__name__}, was changed "
+                               f"in place after the forward pass that saved it (version {t.version}, "
+                               f"saved at {seen}); run the forward pass again after changing it")
 
 
 def tensor(data, requires_grad=False, dtype=None):
-    """Make a leaf tensor. Python floats (and lists of them) become float32; arrays keep their
-    dtype, so ``tensor(np.ones(3))`` is float64, as with ``torch.tensor`` and ``np.asarray``."""
-    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+    """Make a leaf tensor holding a copy of ``data``, as ``torch.tensor`` does: changing the
+    array later does not change the tensor. Python floats (and lists of them) become float32;
+    arrays keep their dtype, so ``tensor(np.ones(3))`` is float64."""
+    data = data.data if isinstance(data, Tensor) else data
+    return Tensor(backend.asarray(data, dtype=dtype).copy(), requires_grad=requires_grad)
+
+
+def as_tensor(data, dtype=None):
+    """A tensor on ``data`` without copying when it already is an array of the active backend
+    with that dtype (``torch.as_tensor``): changes to the array show in the tensor."""
+    return Tensor(data, dtype=dtype)
 
 
 from minishare import ops  # noqa: E402  (ops need Tensor and Function, defined above)

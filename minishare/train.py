@@ -7,7 +7,9 @@ Each step: for each of ``grad_accum_steps`` micro-batches, loss / grad_accum_ste
 back-propagated (gradients add up in ``.grad``); then the global gradient norm is clipped, the
 optimizer steps each distinct parameter once, the schedule advances, gradients are zeroed. Every
 ``eval_every`` steps the task evaluates on held-out data. A NaN or infinite loss stops training
-with an error naming the step.
+with an error naming the step and the last finite loss, before the optimizer touches the weights;
+so does a non-finite gradient norm. ``train(stop=...)`` ends early, between two steps, when asked:
+``stop_requests()`` turns Ctrl-C (SIGINT) and SIGTERM into such a request.
 
 A run is reproducible bit for bit on one machine: seed initialization and dropout with
 ``minishare.manual_seed`` before building the model (``run_training`` does), and the task's batches
@@ -17,8 +19,11 @@ run would have.
 """
 import csv
 import dataclasses
+import contextlib
 import json
 import math
+import signal
+import threading
 import time
 
 from minishare import backend, optim
@@ -71,12 +76,14 @@ class Trainer:
         self.history = []
         self.elapsed = 0.0              # training wall-clock seconds, evaluation excluded
 
-    def train(self, until=None):
-        """Train to step ``until`` (default: ``config.steps``); returns the history."""
+    def train(self, until=None, stop=None, after_step=None):
+        """Train to step ``until`` (default: ``config.steps``), or until ``stop()`` (checked after
+        each step) is true; ``after_step()``, if given, runs after each step (to save a
+        checkpoint, say). Returns the history."""
         c, until = self.config, min(until or self.config.steps, self.config.steps)
         bar = _progress(until - self.step, c.progress)
         self.model.train()
-        while self.step < until:
+        while self.step < until and not (stop and stop()):
             lr = self.scheduler.get_last_lr()[0]           # the rate this step trains with
             start = time.perf_counter()
             loss, metrics = self._train_step()
@@ -93,6 +100,8 @@ class Trainer:
             if bar is not None:
                 bar.set_postfix(loss=f"{loss:.3f}", steps_per_s=f"{1 / step_time:.1f}")
                 bar.update(1)
+            if after_step is not None:
+                after_step()
         if bar is not None:
             bar.close()
         return self.history
@@ -105,16 +114,25 @@ class Trainer:
             loss, micro_metrics = self.task.loss(self.model, batch)
             value = loss.item()
             if not math.isfinite(value):
-                raise FloatingPointError(f"training stopped: the loss is {value} at step {self.step + 1}")
+                self._diverged(f"the loss is {value}")
             (loss * (1.0 / c.grad_accum_steps)).backward()
             total += value / c.grad_accum_steps
             for k, v in micro_metrics.items():
                 metrics[k] = metrics.get(k, 0.0) + v / c.grad_accum_steps
         metrics["grad_norm"] = clip_grad_norm_(self.model.parameters(), c.max_grad_norm)
+        if not math.isfinite(metrics["grad_norm"]):
+            self._diverged(f"the gradient norm is {metrics['grad_norm']}")
         self.optimizer.step()
         self.scheduler.step()
         self.optimizer.zero_grad()
         return total, metrics
+
+    def _diverged(self, what):
+        """Stop before the optimizer step, so the weights stay those of the last good step."""
+        self.optimizer.zero_grad()
+        last = (f" (last finite loss {self.history[-1]['loss']:.6g} at step {self.step})"
+                if self.history else "")
+        raise FloatingPointError(f"training diverged: {what} at step {self.step + 1}{last}")
 
     # --- exact resumption ---------------------------------------------------------------------
     def state_dict(self):
@@ -132,6 +150,36 @@ class Trainer:
         ms_random.host_generator().bit_generator.state = state["host_rng"]
         if state["backend_rng"] is not None:
             backend.rng().bit_generator.state = state["backend_rng"]
+
+
+class StopRequest:
+    """Set by a signal; ``bool(request)`` says whether one arrived, ``.signal`` names it."""
+    signal = None
+
+    def __bool__(self):
+        return self.signal is not None
+
+
+@contextlib.contextmanager
+def stop_requests(signals=(signal.SIGINT, signal.SIGTERM)):
+    """Inside the block the first SIGINT (Ctrl-C) or SIGTERM only records a request, so the step
+    under way and the save after it finish; a second one interrupts at once (KeyboardInterrupt).
+    Python delivers signals to the main thread only: elsewhere nothing is installed."""
+    request = StopRequest()
+    if threading.current_thread() is not threading.main_thread():
+        yield request
+        return
+
+    def handler(signum, frame):
+        if request:
+            raise KeyboardInterrupt
+        request.signal = signal.Signals(signum)
+    previous = {s: signal.signal(s, handler) for s in signals}
+    try:
+        yield request
+    finally:
+        for s, old in previous.items():
+            signal.signal(s, old)
 
 
 def _backend_rng_state():

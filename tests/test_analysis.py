@@ -297,12 +297,30 @@ def test_convergence_smooths_and_marks_held_out_points():
     ax = fig.axes[0]
     assert "moving average over 4 steps" in ax.get_title()
     assert "seconds" in ax.get_xlabel() or "(s)" in ax.get_xlabel()
-    markers = [line for line in ax.get_lines() if line.get_marker() == "o"]
-    assert len(markers) == 1 and list(markers[0].get_ydata()) == [4.2, 3.3]
+    held_out = [c for c in ax.containers if "held-out" in c.get_label()]    # error bars: mean, min–max
+    assert len(held_out) == 1 and list(held_out[0].lines[0].get_ydata()) == [4.2, 3.3]
     smoothed = [line for line in ax.get_lines() if line.get_label() == "Cycle"][0]
     assert list(smoothed.get_ydata())[:2] == pytest.approx([4.9, 4.85])
     with pytest.raises(ValueError, match="no rows"):
         plots.plot_convergence({"Cycle": history}, y="perplexity")
+
+
+def test_convergence_over_seeds_draws_the_mean_and_a_min_max_band():
+    mpl = pytest.importorskip("matplotlib")
+    from minishare.analysis import plots
+    seeds = [[{"step": s, "loss": base + s, "eval_loss": base} for s in (1, 2, 3)] for base in (0.0, 3.0, 6.0)]
+    fig = plots.plot_convergence({"all-shared": seeds, "not-shared": seeds[:2]}, window=1)
+    ax = fig.axes[0]
+    mean = [line for line in ax.get_lines() if line.get_label() == "all-shared"][0]
+    assert list(mean.get_ydata()) == pytest.approx([4.0, 5.0, 6.0])          # (1+4+7)/3, ...
+    bands = [c for c in ax.collections if isinstance(c, mpl.collections.PolyCollection)]
+    ys = bands[0].get_paths()[0].vertices[:, 1]
+    assert min(ys) == pytest.approx(1.0) and max(ys) == pytest.approx(9.0)   # min of seed 0, max of seed 2
+    series = [line for line in ax.get_lines() if line.get_label() in ("all-shared", "not-shared")]
+    assert len({(line.get_linestyle(), line.get_marker()) for line in series}) == 2
+    fig.draw_without_rendering()                                             # lay out, then measure
+    assert ax.get_legend().get_window_extent().x0 >= ax.get_window_extent().x1   # outside the data
+    assert "3 seed" in ax.get_title() or "2/3 seed" in ax.get_title()
 
 
 def test_save_figure_writes_png_and_svg(tmp_path):

@@ -48,3 +48,122 @@ def test_other_settings_do_not_reuse_the_cache(tmp_path):
 def test_unknown_experiment_is_named(tmp_path):
     with pytest.raises(ValueError, match="unknown experiment.*bogus"):
         reproduce.run(str(tmp_path), quick=True, only=["bogus"], progress=False)
+
+
+# --- statistics over seeds ----------------------------------------------------------------------
+from minishare.experiments import runs, stats  # noqa: E402
+
+
+def test_spread_hand_worked():
+    s = stats.spread([1, 2, 3, 4])
+    # mean 10/4; squared deviations 2.25 + 0.25 + 0.25 + 2.25 = 5, over n - 1 = 3
+    assert s["mean"] == 2.5 and s["std"] == pytest.approx((5 / 3) ** 0.5)
+    assert (s["min"], s["max"], s["n"], s["values"]) == (1.0, 4.0, 4, [1.0, 2.0, 3.0, 4.0])
+    assert stats.spread([7])["std"] == 0.0
+    with pytest.raises(ValueError, match="at least one"):
+        stats.spread([])
+    with pytest.raises(ValueError, match="finite"):
+        stats.spread([1.0, float("nan")])
+
+
+def test_fmt_hand_worked():
+    # deviations -0.014, 0, +0.014: std = sqrt(2 * 0.014^2 / 2) = 0.014
+    assert stats.fmt(stats.spread([5.841, 5.855, 5.869])) == "5.855 ± 0.014 (5.841–5.869)"
+    assert stats.fmt(stats.spread([0.5]), digits=2) == "0.50 (1 seed)"
+
+
+def test_separated_only_when_seed_ranges_do_not_overlap():
+    assert stats.separated([1.0, 2.0], [3.0, 4.0]) and stats.separated([3.0, 4.0], [1.0, 2.0])
+    assert not stats.separated([1.0, 3.0], [2.0, 4.0])        # overlapping ranges
+    assert not stats.separated([1.0, 2.0], [2.0, 3.0])        # touching at 2.0
+    assert not stats.separated([0.0, 10.0], [4.0, 6.0])       # one inside the other, equal means
+    # a large gap of the means with one wide seed is still not separated
+    assert not stats.separated([1.0, 1.1, 5.0], [4.0, 4.1])
+    assert stats.separated(stats.spread([1.0, 2.0]), [2.5])   # spread dicts are accepted too
+
+
+# --- parallel training and the run cache --------------------------------------------------------
+def tiny_request(seed, sharing="all-shared"):
+    return dict(task="pretrain", overrides=dict(hidden_size=16, embedding_size=8, num_attention_heads=2,
+                                                intermediate_size=32, num_hidden_layers=2, sharing=sharing),
+                vocab_size=300, seq_len=16, steps=3, batch_size=4, lr=1e-3, eval_every=3, seed=seed)
+
+
+TINY = {"a-s0": tiny_request(0), "a-s1": tiny_request(1), "n-s0": tiny_request(0, "not-shared")}
+
+
+def test_train_all_in_two_processes_equals_one_process(tmp_path):
+    serial = runs.train_all(str(tmp_path / "serial"), TINY, jobs=1, progress=False)
+    parallel = runs.train_all(str(tmp_path / "parallel"), TINY, jobs=2, progress=False)
+    assert set(serial) == set(parallel) == set(TINY)
+    timings = ("step_time", "wall_clock")
+    for name in TINY:
+        measured = {k: v for k, v in serial[name].items() if k not in timings}
+        assert {k: v for k, v in parallel[name].items() if k not in timings} == pytest.approx(measured, rel=1e-6), name
+    assert serial["a-s0"] != serial["a-s1"]                   # the seed matters: not one run copied
+    with pytest.raises(ValueError, match="jobs"):
+        runs.train_all(str(tmp_path / "serial"), TINY, jobs=0)
+
+
+def test_train_all_reuses_finished_runs_and_retrains_changed_ones(tmp_path, monkeypatch):
+    out = str(tmp_path)
+    first = runs.train_all(out, TINY, jobs=1, progress=False)
+    trained = []
+    real = runs.run_training
+
+    def counting(**kwargs):
+        trained.append(kwargs["out"])
+        return real(**kwargs)
+    monkeypatch.setattr(runs, "run_training", counting)
+    assert runs.train_all(out, TINY, jobs=1, progress=False) == first and trained == []
+    assert runs.cached_run(out, "a-s0", progress=False, **TINY["a-s0"])["final"] == first["a-s0"]
+    assert trained == []
+    changed = {**TINY, "a-s0": {**TINY["a-s0"], "steps": 4}}
+    runs.train_all(out, changed, jobs=1, progress=False)
+    assert trained == [os.path.join(out, "runs", "a-s0")]
+
+
+def _openblas_threads(_):
+    """The thread count of the OpenBLAS this process loaded (NumPy's wheels bundle one), or None."""
+    import ctypes
+    import numpy  # noqa: F401  (loads the library)
+    paths = {line.split()[-1] for line in open("/proc/self/maps") if "openblas" in line.lower()}
+    for path in paths:
+        lib = ctypes.CDLL(path)
+        for symbol in ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_", "openblas_get_num_threads"):
+            if hasattr(lib, symbol):
+                return getattr(lib, symbol)()
+    return None
+
+
+def test_workers_run_with_one_blas_thread(monkeypatch):
+    if not os.path.exists("/proc/self/maps") or _openblas_threads(0) is None:
+        pytest.skip("needs Linux and NumPy with OpenBLAS to ask the library for its threads")
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")           # what a user may have set
+    with runs.worker_pool(2) as pool:
+        assert pool.map(_openblas_threads, [0, 1]) == [1, 1]
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "4"          # restored for this process
+
+
+def test_two_experiments_may_share_a_run_but_not_change_it(monkeypatch):
+    class One:
+        @staticmethod
+        def requests(settings):
+            return {"shared": {"steps": 1}}
+
+    class Other:
+        @staticmethod
+        def requests(settings):
+            return {"shared": {"steps": 2}}
+    monkeypatch.setattr(reproduce, "EXPERIMENTS", {"one": ("One", One), "same": ("Same", One), "other": ("Other", Other)})
+    assert reproduce.requests(["one", "same"], QUICK) == {"shared": {"steps": 1}}
+    with pytest.raises(ValueError, match="shared"):
+        reproduce.requests(["one", "other"], QUICK)
+
+
+def test_every_experiment_names_its_runs_once_per_seed():
+    for settings in (QUICK, FULL):
+        wanted = reproduce.requests(list(reproduce.EXPERIMENTS), settings)
+        for name, request in wanted.items():
+            assert name.endswith(f"-s{request['seed']}"), name
+            assert request["seed"] in settings.seeds

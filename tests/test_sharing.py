@@ -37,6 +37,19 @@ def paper_assignment(strategy, N, M):
     return [enc[i] for i in range(1, N + 1)], created
 
 
+# The authors' released fairseq code (github.com/takase/share_layer_params, share_type
+# 'cycle_reverse'), written out as its procedure: it is given s = positions per set and makes
+# M = ceil(N / s) new layers, then N - 2M copies in Cycle order, then copies of the first M layers
+# taken from the last one backwards until N positions are filled.
+def code_assignment(N, s):
+    M = -(-N // s)
+    layers = list(range(M))
+    layers += [i % M for i in range(N - 2 * M)]
+    base = layers[:M]
+    layers += [base[-((i % M) + 1)] for i in range(N - len(layers))]
+    return layers, M
+
+
 # (M, N) -> hand-derived assignments, A = 0, B = 1, ...
 HAND = {
     (3, 6): {"sequence": "AABBCC", "cycle": "ABCABC", "cycle-rev": "ABCCBA"},  # paper's example
@@ -53,6 +66,13 @@ HAND = {
     (4, 6): {"cycle": "ABCDAB", "cycle-rev": "ABCDDC"},
     (2, 5): {"cycle": "ABABA", "cycle-rev": "ABABB"},
 }
+# Cycle (rev) as the authors' code builds it: the same where M divides N; otherwise Cycle up to
+# max(M, N - M) positions and the last min(M, N - M) reversed from the last set.
+for (M, N), code in {(3, 6): "ABCCBA", (2, 4): "ABBA", (2, 6): "ABABBA", (3, 9): "ABCABCCBA",
+                     (1, 6): "AAAAAA", (6, 6): "ABCDEF", (6, 12): "ABCDEFFEDCBA",
+                     (3, 7): "ABCACBA", (3, 8): "ABCABCBA", (4, 6): "ABCDDC",
+                     (2, 5): "ABABA"}.items():
+    HAND[M, N]["cycle-rev-code"] = code
 
 
 def letters(text):
@@ -94,13 +114,32 @@ def test_cycle_rev_shares_the_lowest_and_highest_layer():
         assert schedule[0] == schedule[-1] == 0
 
 
+def test_cycle_rev_code_matches_the_authors_procedure():
+    # Every M the code can be given (through s, positions per set) for N up to 24.
+    for N in range(1, 25):
+        for s in range(1, N + 1):
+            expected, M = code_assignment(N, s)
+            assert assign("cycle-rev-code", N, M) == expected, (M, N)
+            assert sorted(set(expected)) == list(range(M))
+
+
+def test_the_two_cycle_rev_rules_agree_exactly_when_m_divides_n():
+    for N in range(1, 25):
+        for M in range(1, N + 1):
+            same = assign("cycle-rev", N, M) == assign("cycle-rev-code", N, M)
+            # They also agree when N < 2M leaves at most one reversed round to fill: M = 4, N = 6.
+            assert same == (N % M == 0 or N < 2 * M), (M, N)
+    assert assign("cycle-rev", 7, 3) == letters("ABCABCC")        # the paper's text
+    assert assign("cycle-rev-code", 7, 3) == letters("ABCACBA")   # the authors' code
+
+
 @pytest.mark.parametrize(
     "M, N, match",
     [(0, 6, "1 <= n_unique"), (-1, 6, "1 <= n_unique"), (7, 6, "1 <= n_unique"),
      (1, 0, "at least 1")],
 )
 def test_assign_rejects_sizes_outside_the_paper(M, N, match):
-    for strategy in ("sequence", "cycle", "cycle-rev"):
+    for strategy in ("sequence", "cycle", "cycle-rev", "cycle-rev-code"):
         with pytest.raises(ValueError, match=match):
             assign(strategy, N, M)
 
@@ -153,7 +192,7 @@ def test_universal_is_one_layer_at_every_depth():
 
 
 def test_vanilla_and_universal_are_the_extremes_of_every_strategy():
-    for strategy in ("sequence", "cycle", "cycle-rev"):
+    for strategy in ("sequence", "cycle", "cycle-rev", "cycle-rev-code"):
         assert Plan.build(strategy, 6, n_unique=6) == Plan.build("not-shared", 6)
         assert Plan.build(strategy, 6, n_unique=1) == Plan.build("universal", 6)
 
@@ -200,7 +239,7 @@ def test_named_plans_need_n_layers():
 def test_unknown_strategy_lists_known_names():
     with pytest.raises(ValueError, match="unknown sharing strategy 'albert'") as info:
         Plan.build("albert", n_layers=6)
-    for name in ("sequence", "cycle", "cycle-rev", "not-shared", "all-shared",
+    for name in ("sequence", "cycle", "cycle-rev", "cycle-rev-code", "not-shared", "all-shared",
                  "shared-attention", "shared-ffn", "universal"):
         assert name in str(info.value)
 
@@ -352,6 +391,32 @@ def test_draw_cycle_rev():
     assert centres == sorted((k, i) for i, k in enumerate([0, 1, 2, 2, 1, 0]))
     assert "cycle-rev" in ax.get_title()
     assert ax.get_xlabel() and ax.get_ylabel()
+    plt.close("all")
+
+
+def test_cycle_rev_code_in_configs_and_drawings():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from minishare.models import AlbertConfig, TransformerConfig
+
+    code = [0, 1, 2, 0, 2, 1, 0]   # A B C A C B A
+    albert = AlbertConfig(vocab_size=20, embedding_size=4, hidden_size=8, num_hidden_layers=7,
+                          num_attention_heads=2, intermediate_size=16, sharing="cycle-rev-code",
+                          num_unique_layers=3)
+    assert list(albert.plan().schedule("ffn")) == code
+    seq2seq = TransformerConfig(vocab_size=20, hidden_size=8, num_attention_heads=2,
+                                intermediate_size=16, num_hidden_layers=7,
+                                sharing="cycle-rev-code", num_unique_layers=3)
+    assert list(seq2seq.plan().schedule("attention")) == code
+    ax = Plan.build("cycle-rev-code", 7, 3).draw()
+    centres = sorted((round(c.get_x() + c.get_width() / 2), round(c.get_y() + c.get_height() / 2))
+                     for c in _filled_cells(ax))
+    assert centres == sorted((k, i) for i, k in enumerate(code))
+    assert "cycle-rev-code" in ax.get_title()
     plt.close("all")
 
 

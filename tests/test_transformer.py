@@ -51,9 +51,10 @@ def make_encoder(sharing, N, M=None, norm="post", act="gelu_new", timestep=False
     return perturb(stack.double(), seed=seed + 1)
 
 
-def make_decoder(sharing, N, M=None, norm="post", seed=0):
+def make_decoder(sharing, N, M=None, norm="post", seed=0, timestep=False):
     minishare.manual_seed(seed)
-    stack = decoder(Plan.build(sharing, N, M), H, HEADS, INNER, "gelu_new", norm, 0.0, 0.0, EPS)
+    stack = decoder(Plan.build(sharing, N, M), H, HEADS, INNER, "gelu_new", norm, 0.0, 0.0, EPS,
+                    timestep=timestep)
     return perturb(stack.double(), seed=seed + 1)
 
 
@@ -462,3 +463,45 @@ def test_timestep_signal_is_added_before_every_step(norm):
                                rtol=1e-9, atol=1e-10)
     np.testing.assert_allclose(out_off, np_stack(on, x, schedule, norm, masks), rtol=1e-9, atol=1e-10)
     assert np.abs(out_on - out_off).max() > 1e-2
+
+
+@pytest.mark.parametrize("norm", ["post", "pre"])
+def test_timestep_signal_reaches_the_decoder(norm):
+    on = make_decoder("universal", 3, None, norm, timestep=True)
+    off = make_decoder("universal", 3, None, norm)
+    off.load_state_dict({k: host(v) for k, v in on.state_dict().items()})
+    x, memory = randn(B, T, H, seed=22), randn(B, S, H, seed=23)
+    out_on, out_off = (host(s(leaf(x, False), decoder_inputs(leaf(memory, False)))) for s in (on, off))
+    masks = {"attention": np.tril(np.ones((T, T), bool))[None, None],
+             "cross_attention": MEMORY_PAD.astype(bool)[:, None, None, :]}
+    schedule = {c: letters("AAA") for c in ("attention", "cross_attention", "ffn")}
+    np.testing.assert_allclose(out_on, np_stack(on, x, schedule, norm, masks, memory, timestep=True),
+                               rtol=1e-9, atol=1e-10)
+    assert np.abs(out_on - out_off).max() > 1e-2
+
+
+def test_with_the_timestep_signal_one_shared_layer_sees_a_different_input_at_every_step():
+    """A state that the shared layer maps to itself would give the same input at every step; the
+    coordinate embedding tells the steps apart: the layer's input at step t is the state plus
+    the position and timestep sinusoids of t (Dehghani et al., Sec. 2.1)."""
+    stack = make_encoder("universal", 3, None, "post", timestep=True)
+    seen = []
+    attention = stack.attention_sets[0]
+    original = attention.forward
+    attention.forward = lambda x, **kw: seen.append(host(x)) or original(x, **kw)
+    x = randn(B, T, H, seed=24)
+    _, states = stack(leaf(x, False), encoder_inputs(), output_hidden_states=True)
+    assert len(seen) == 3
+    for t in range(3):
+        np.testing.assert_allclose(seen[t], host(states[t]) + np_timestep_signal(t, T, H), rtol=1e-12, atol=1e-12)
+    steps = [np_timestep_signal(t, T, H) for t in range(3)]
+    assert min(np.abs(steps[a] - steps[b]).max() for a in range(3) for b in range(a + 1, 3)) > 1e-3
+
+
+@pytest.mark.parametrize("norm", ["post", "pre"])
+def test_decoder_stack_with_timestep_signal_gradcheck(norm):
+    stack = make_decoder("universal", 3, None, norm, timestep=True)
+    x, memory = leaf(randn(B, T, H, seed=25)), leaf(randn(B, S, H, seed=26))
+    params = [stack.attention_sets[0].sublayer.value.bias, stack.ffn_sets[0].LayerNorm.weight]
+    minishare.gradcheck(lambda *_: stack(x, decoder_inputs(memory)), x, memory, *params,
+                        names=["x", "memory", "attention value.bias", "ffn LayerNorm.weight"])

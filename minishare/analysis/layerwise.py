@@ -49,6 +49,27 @@ def _token_transitions(h_in, h_out):
     return distance, angle
 
 
+def _states(model, batches):
+    """Yield (hidden states: N + 1 arrays (B, T, H), the embedding output first; keep (B, T): 1.0
+    for a real token, 0.0 for padding) for each batch, in eval mode without a graph; the model's
+    mode is restored afterwards."""
+    xp, encoder = backend.xp, _encoder(model)
+    was_training = model.training
+    model.eval()
+    try:
+        with no_grad():
+            for batch in batches:
+                ids = batch["input_ids"]                                    # (B, T)
+                mask = batch.get("attention_mask")
+                out = encoder(ids, attention_mask=mask, token_type_ids=batch.get("token_type_ids"),
+                              output_hidden_states=True)
+                keep = (xp.ones(tuple(ids.shape)) if mask is None
+                        else backend.asarray(mask).astype(xp.float64))      # (B, T), 1 = real token
+                yield [h.data for h in out.hidden_states], keep
+    finally:
+        model.train(was_training)
+
+
 def layer_transitions(model, batches):
     """ALBERT's Figure 1 for ``model`` (an AlbertModel or AlbertForPreTraining) on ``batches``.
 
@@ -61,30 +82,36 @@ def layer_transitions(model, batches):
     module docstring for the definition). Runs in eval mode (no dropout) without recording a
     graph; the model's mode is restored afterwards.
     """
-    xp, encoder = backend.xp, _encoder(model)
-    was_training = model.training
-    model.eval()
     sums_l2, sums_angle, n_tokens = None, None, 0
-    try:
-        with no_grad():
-            for batch in batches:
-                ids = batch["input_ids"]                                    # (B, T)
-                mask = batch.get("attention_mask")
-                out = encoder(ids, attention_mask=mask, token_type_ids=batch.get("token_type_ids"),
-                              output_hidden_states=True)
-                states = [h.data for h in out.hidden_states]                # N + 1 of (B, T, H)
-                keep = (xp.ones(tuple(ids.shape)) if mask is None
-                        else backend.asarray(mask).astype(xp.float64))      # (B, T), 1 = real token
-                if sums_l2 is None:
-                    sums_l2, sums_angle = [0.0] * (len(states) - 1), [0.0] * (len(states) - 1)
-                for l in range(len(states) - 1):
-                    distance, angle = _token_transitions(states[l], states[l + 1])   # (B, T) each
-                    sums_l2[l] += float((distance * keep).sum())
-                    sums_angle[l] += float((angle * keep).sum())
-                n_tokens += int(keep.sum())
-    finally:
-        model.train(was_training)
+    for states, keep in _states(model, batches):
+        if sums_l2 is None:
+            sums_l2, sums_angle = [0.0] * (len(states) - 1), [0.0] * (len(states) - 1)
+        for l in range(len(states) - 1):
+            distance, angle = _token_transitions(states[l], states[l + 1])   # (B, T) each
+            sums_l2[l] += float((distance * keep).sum())
+            sums_angle[l] += float((angle * keep).sum())
+        n_tokens += int(keep.sum())
     if not n_tokens:
         raise ValueError("layer_transitions needs at least one non-padding token in the batches")
     return {"l2": [s / n_tokens for s in sums_l2],
             "cosine_degrees": [s / n_tokens for s in sums_angle]}
+
+
+def state_norms(model, batches):
+    """Mean ‖h_l‖₂ over the non-padding tokens of ``batches`` for l = 0..N (the embedding output
+    first): [N + 1 floats]. The scale Figure 1's distances live on. With Post-LN every layer output
+    leaves a LayerNorm: at initialization (gain 1, bias 0) its norm is √H for every token, whatever
+    the layer did, while the embedding output of a factorized model (E < H) is a projection of an
+    E-wide LayerNorm output, whose norm is set by the projection's initialization instead. A
+    distance between h_0 and h_1 is therefore partly a difference of these two norms."""
+    xp = backend.xp
+    sums, n_tokens = None, 0
+    for states, keep in _states(model, batches):
+        norms = [xp.sqrt((h.astype(xp.float64) ** 2).sum(axis=-1)) for h in states]   # N + 1 of (B, T)
+        sums = [0.0] * len(norms) if sums is None else sums
+        for l, norm in enumerate(norms):
+            sums[l] += float((norm * keep).sum())
+        n_tokens += int(keep.sum())
+    if not n_tokens:
+        raise ValueError("state_norms needs at least one non-padding token in the batches")
+    return [s / n_tokens for s in sums]

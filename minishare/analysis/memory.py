@@ -19,7 +19,10 @@ much as the unshared one: ALBERT-xxlarge has 70% of BERT-large's parameters (235
 Table 1) and trains about 3 times slower.
 
 Time is measured, not asserted: ``step_time`` and ``depth_sweep`` report medians in seconds, which
-depend on the machine; compare them as ratios.
+depend on the machine; compare them as ratios. Models to be compared are timed back to back
+(``interleaved_step_times``): one step of each in turn, round after round, so that a change in the
+machine's load reaches all of them alike. Timed one after the other instead, on a machine shared
+with other work, two identical computations can differ by more than 10%.
 
 In this engine the graph keeps more alive than what it saves: each Function holds its input Tensors
 (``_ctx.inputs``), and with them their data, so every intermediate result lives until the graph is
@@ -193,6 +196,53 @@ def step_time(model, loss_fn, optimizer, repeats=5, warmup=1):
     return {"train": train, "inference": inference}
 
 
+def interleaved_step_times(setups, repeats=5, warmup=1, inference=False):
+    """Seconds of training steps of several models measured back to back: each round runs one
+    step of every model in turn (the order reversed every other round), so a change in the
+    machine's load during the measurement reaches every model alike, and a ratio of two models'
+    times is taken within a round (``paired_ratios``).
+
+    ``setups``: name -> (model, loss_fn, optimizer); a step is zero_grad,
+    ``loss_fn(model).backward()``, ``optimizer.step()``, in train mode; with ``inference``, it is
+    ``loss_fn(model)`` alone under ``no_grad``, in eval mode. ``warmup`` untimed rounds come first. Returns {name: {"wall": [seconds per round], "cpu": [...]}}: "wall" is the clock
+    (``time.perf_counter``), "cpu" the CPU time of this process (``time.process_time``), which
+    other processes on a shared machine slow less. Weights, gradients, optimizer state and mode
+    are restored afterwards."""
+    if not setups:
+        raise ValueError("interleaved_step_times needs at least one (model, loss_fn, optimizer)")
+    for name, value, low in (("repeats", repeats, 1), ("warmup", warmup, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(f"interleaved_step_times: {name} must be an int >= {low}, got {value!r}")
+    times = {name: {"wall": [], "cpu": []} for name in setups}
+    with contextlib.ExitStack() as stack:
+        for model, _, optimizer in setups.values():
+            stack.enter_context(_restored(model, optimizer))
+            model.train(not inference)
+        for round_ in range(warmup + repeats):
+            order = list(setups) if round_ % 2 == 0 else list(setups)[::-1]
+            for name in order:
+                model, loss_fn, optimizer = setups[name]
+                wall, cpu = time.perf_counter(), time.process_time()
+                if inference:
+                    with no_grad():
+                        loss_fn(model)
+                else:
+                    optimizer.zero_grad()
+                    loss_fn(model).backward()
+                    optimizer.step()
+                _synchronize()
+                if round_ >= warmup:
+                    times[name]["wall"].append(time.perf_counter() - wall)
+                    times[name]["cpu"].append(time.process_time() - cpu)
+    return times
+
+
+def paired_ratios(times, numerator, denominator, clock="cpu"):
+    """Per-round ratios of two models' step times from ``interleaved_step_times``: the time of
+    ``numerator`` over that of ``denominator`` measured in the same round."""
+    return [a / b for a, b in zip(times[numerator][clock], times[denominator][clock])]
+
+
 # --- shared against not shared, as the model gets deeper ------------------------------------------
 def _adamw(model):
     return optim.AdamW(model.parameters())
@@ -212,9 +262,14 @@ def depth_sweep(make_model, depths, loss_fn, sharings=("not-shared", "all-shared
         name, sharing, depth        "all-shared, N=4", the strategy, N
         n_parameters                distinct trainable numbers (``count_parameters``)
         parameters, gradients, optimizer, activations, total    bytes (``memory_breakdown``)
-        train, inference                                        seconds (``step_time``)
+        train, inference            median wall-clock seconds
+        times                       {"train": {"wall": [...], "cpu": [...]}, "inference": {...}}:
+                                    every round of ``interleaved_step_times``
 
-    which the figures take as they are::
+    At each depth the strategies' models are timed back to back (``interleaved_step_times``), so
+    ``paired_ratios({s: rows[i]["times"]["train"] for s, rows in sweep.items()}, "all-shared",
+    "not-shared")`` compares them at depth i within each round. The figures take the rows as
+    they are::
 
         sweep = depth_sweep(make_model, depths, loss_fn)
         plots.plot_step_time(depths, sweep)
@@ -224,12 +279,50 @@ def depth_sweep(make_model, depths, loss_fn, sharings=("not-shared", "all-shared
     """
     sweep = {sharing: [] for sharing in sharings}
     for depth in depths:
+        setups = {}
         for sharing in sharings:
             model = make_model(depth, sharing)
             optimizer = make_optimizer(model)
             row = {"name": f"{sharing}, N={depth}", "sharing": sharing, "depth": depth,
                    "n_parameters": count_parameters(model)}
             row.update(memory_breakdown(model, optimizer, loss_fn))
-            row.update(step_time(model, loss_fn, optimizer, repeats, warmup))
+            setups[sharing] = (model, loss_fn, optimizer)
             sweep[sharing].append(row)
+        times = {mode: interleaved_step_times(setups, repeats, warmup, inference=mode == "inference")
+                 for mode in ("train", "inference")}
+        for sharing in sharings:
+            row = sweep[sharing][-1]
+            row["times"] = {mode: times[mode][sharing] for mode in times}
+            row.update({mode: statistics.median(times[mode][sharing]["wall"]) for mode in times})
     return sweep
+
+
+def profile_step(model, loss_fn, optimizer, steps=3):
+    """Where a training step's time goes, by Python's profiler: CPU seconds per step in the sum
+    rule of reverse mode (``tensor.accumulate``: the gradient of a tensor used k times is the sum
+    of k gradients, k - 1 additions), in ``optimizer.step`` and in all. The profiler slows Python
+    calls, so compare the parts as shares of the total, not with unprofiled times. One untimed
+    step comes first; the model and the optimizer are restored afterwards."""
+    import cProfile
+    import pstats
+
+    def step():
+        optimizer.zero_grad()
+        loss_fn(model).backward()
+        optimizer.step()
+    with _restored(model, optimizer):
+        model.train()
+        step()
+        profiler = cProfile.Profile(time.process_time)
+        profiler.enable()
+        for _ in range(steps):
+            step()
+        profiler.disable()
+    table = pstats.Stats(profiler).stats          # (file, line, function) -> (.., .., own, cumulative, ..)
+
+    def cumulative(file_end, function):
+        return sum(v[3] for (file, _, name), v in table.items()
+                   if name == function and file.replace("\\", "/").endswith(file_end))
+    return {"accumulate": cumulative("minishare/tensor.py", "accumulate") / steps,
+            "optimizer": cumulative("minishare/optim/optimizer.py", "step") / steps,
+            "total": pstats.Stats(profiler).total_tt / steps}

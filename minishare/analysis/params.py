@@ -16,6 +16,53 @@ def count_parameters(model_or_config):
     return sum(p.size for p in model.parameters())
 
 
+# --- where the parameters go ------------------------------------------------------------------------
+# (name prefix under AlbertModel, group, part). A parameter is filed under the first name it is
+# reached by, so the tied MLM decoder weight, reached first as the word embedding, is counted there.
+_PARTS = (
+    ("embeddings.word_embeddings.", "embedding", "word (V × E)"),
+    ("embeddings.position_embeddings.", "embedding", "position (P × E)"),
+    ("embeddings.token_type_embeddings.", "embedding", "token type (2 × E)"),
+    ("embeddings.LayerNorm.", "embedding", "LayerNorm (E)"),
+    ("embeddings.embedding_hidden_mapping_in.", "embedding", "projection (E × H)"),
+    ("encoder.attention_sets.", "encoder", "attention"),
+    ("encoder.ffn_sets.", "encoder", "FFN"),
+    ("encoder.final_norm.", "encoder", "final LayerNorm (Pre-LN)"),
+    ("pooler.", "heads", "pooler (H × H)"),
+    ("predictions.", "heads", "MLM head"),
+    ("sop_classifier.", "heads", "SOP/NSP classifier"),
+)
+GROUPS = ("embedding", "encoder", "heads")
+
+
+def parameter_breakdown(model_or_config):
+    """Where the parameters of an ALBERT (or BERT) go: {group: {part: count}}, groups "embedding"
+    (word, position, token type, LayerNorm, the E -> H projection), "encoder" (attention and FFN
+    sets, each with its LayerNorm, and Pre-LN's final LayerNorm) and "heads" (pooler, MLM head,
+    SOP/NSP classifier). Parts a model lacks (BERT's projection, Post-LN's final norm) are 0.
+
+    Each distinct tensor is counted once, under the first name it is reached by, so the parts sum
+    to ``count_parameters`` of the same model: a shared attention set counts once however many
+    positions use it, and the tied MLM decoder weight counts as the word embedding. A config is
+    built shape-only as ``AlbertForPreTraining`` (with its heads). Accepts ``AlbertModel``,
+    ``AlbertForPreTraining`` or ``AlbertConfig``."""
+    from minishare.models import AlbertConfig, AlbertForPreTraining, AlbertModel
+    if isinstance(model_or_config, AlbertConfig):
+        with init.shape_only():
+            model_or_config = AlbertForPreTraining(model_or_config)
+    if not isinstance(model_or_config, (AlbertModel, AlbertForPreTraining)):
+        raise TypeError(f"parameter_breakdown needs an AlbertModel, AlbertForPreTraining or "
+                        f"AlbertConfig, got {type(model_or_config).__name__}")
+    result = {group: {part: 0 for prefix, g, part in _PARTS if g == group} for group in GROUPS}
+    for name, p in model_or_config.named_parameters():
+        name = name.removeprefix("albert.")                  # AlbertForPreTraining's encoder
+        match = next(((g, part) for prefix, g, part in _PARTS if name.startswith(prefix)), None)
+        if match is None:
+            raise ValueError(f"parameter_breakdown: no part for parameter {name!r}")
+        result[match[0]][match[1]] += p.size
+    return result
+
+
 def build_shape_only(config):
     from minishare.models import AlbertConfig, AlbertModel, EncoderDecoderModel, TransformerConfig
     with init.shape_only():

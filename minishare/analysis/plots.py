@@ -106,29 +106,75 @@ def plot_params_vs(xs, series, xlabel, title):
 
 
 # --- ALBERT Figure 1 ---------------------------------------------------------------------------
-def plot_layer_transitions(results):
-    """ALBERT's Figure 1 (Lan et al., 2019): for each layer l = 1..N, the mean L2 distance (left)
-    and mean angle in degrees (right) between its input and output, one line per model.
+def _seed_curves(values):
+    """A curve given once ([v, ...]) or once per seed ([[v, ...], ...]) -> a list of curves."""
+    values = list(values)
+    return [list(v) for v in values] if values and isinstance(values[0], (list, tuple)) else [values]
 
-    ``results``: name -> ``layerwise.layer_transitions(...)``, i.e. {"l2": [N], "cosine_degrees":
-    [N]}. A model whose name contains "untrained" is drawn dashed: it is the control."""
+
+def plot_layer_transitions(results, title=None):
+    """ALBERT's Figure 1 (Lan et al., 2019): for each layer l = 1..N, the mean L2 distance (left)
+    and mean angle in degrees (right) between its input and output, one series per model.
+
+    ``results``: name -> {"l2": ..., "cosine_degrees": ...}, each either one curve of N values
+    (``layerwise.layer_transitions(...)``) or one such curve per seed; with several seeds the line
+    is their mean and the band spans min to max. A model whose name contains "untrained" is the
+    control: drawn without fill in its markers. ``title`` (e.g. the N, E, H and LayerNorm position)
+    is put above the panels."""
     if not results:
         raise ValueError("plot_layer_transitions needs at least one model's results")
-    fig, axes = _figure(ncols=2, width=5.6)
+    fig, axes = _figure(ncols=2, width=5.0)
     panels = (("l2", "L2 distance", r"mean $\|h_{l+1} - h_l\|_2$"),
               ("cosine_degrees", "Angle (cosine similarity in degrees)",
                r"mean angle between $h_l$ and $h_{l+1}$ (degrees)"))
-    for ax, (key, title, ylabel) in zip(axes[0], panels):
-        for name, r in results.items():
-            layers = range(1, len(r[key]) + 1)
-            ax.plot(layers, r[key], marker="o", label=name,
-                    linestyle="--" if "untrained" in name else "-")
+    n_layers = 1
+    for ax, (key, panel_title, ylabel) in zip(axes[0], panels):
+        for i, (name, r) in enumerate(results.items()):
+            curves = _seed_curves(r[key])
+            mean, low, high = band(curves)
+            layers = list(range(1, len(mean) + 1))
+            n_layers = max(n_layers, len(mean))
+            style = series_style(i, len(results))
+            if len(curves) > 1:
+                ax.fill_between(layers, low, high, color=style["color"], alpha=0.18, linewidth=0)
+            ax.plot(layers, mean, label=f"{name}, {len(curves)} seed(s)",
+                    markerfacecolor="white" if "untrained" in name else style["color"], **style)
         ax.set_xlabel(r"layer $l$ (input $h_l$, output $h_{l+1}$)")
         ax.set_ylabel(ylabel)
-        ax.set_title(title)
-        ax.set_xticks(list(range(1, max(len(r[key]) for r in results.values()) + 1)))
-    axes[0][0].legend()
-    fig.suptitle("Input vs output of each layer (ALBERT Fig. 1); mean over non-padding tokens")
+        ax.set_title(panel_title)
+        ax.set_xticks(list(range(1, n_layers + 1, max(1, n_layers // 12))))
+    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize=8)
+    fig.suptitle((title + "\n" if title else "") + "Input vs output of each layer (ALBERT Fig. 1); mean over "
+                 "non-padding tokens; line: mean over seeds, band: min–max", fontsize=10)
+    return fig
+
+
+def plot_metric_vs(xs, series, xlabel, ylabel, title, log_x=False):
+    """A final metric against one setting (the embedding size E, ...), one series per model kind:
+    ``series``: name -> one list per x of the per-seed values; the line is the mean, the band the
+    min–max, and every seed is a small dot."""
+    if not series:
+        raise ValueError("plot_metric_vs needs at least one series")
+    fig, axes = _figure(width=7.6)
+    ax = axes[0][0]
+    for i, (name, per_x) in enumerate(series.items()):
+        if len(per_x) != len(xs):
+            raise ValueError(f"plot_metric_vs: {name!r} has {len(per_x)} points for {len(xs)} x values")
+        style = series_style(i, len(series))
+        mean = [sum(v) / len(v) for v in per_x]
+        ax.fill_between(xs, [min(v) for v in per_x], [max(v) for v in per_x], color=style["color"],
+                        alpha=0.18, linewidth=0)
+        ax.plot(xs, mean, label=f"{name}, mean of {len(per_x[0])} seeds", markerfacecolor="white", **style)
+        ax.plot([x for x, v in zip(xs, per_x) for _ in v], [y for v in per_x for y in v],
+                color=style["color"], marker=".", linestyle="none", alpha=0.6)
+    if log_x:
+        ax.set_xscale("log", base=2)
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels([str(x) for x in xs])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title + "\nline: mean over seeds, band: min–max, dots: single seeds", fontsize=10)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
     return fig
 
 
@@ -145,37 +191,81 @@ def moving_average(values, window):
     return out
 
 
-def plot_convergence(histories, x="step", y="loss", window=10, eval_y=None):
-    """Training curves: ``y`` against ``x`` ("step" or "wall_clock", seconds) for each run.
+def _runs(histories):
+    """{label: [history, ...]} from {label: [history, ...]} or {label: history} (one run), where a
+    history is a list of row dicts."""
+    runs = {}
+    for name, value in histories.items():
+        value = list(value)
+        runs[name] = [value] if value and isinstance(value[0], dict) else value
+        if not runs[name] or not all(runs[name]):
+            raise ValueError(f"plot_convergence: {name!r} has no history (an empty list of rows)")
+    return runs
 
-    ``histories``: name -> the rows ``Trainer.train()`` returns (or ``read_history`` reads back).
-    Each curve is drawn raw (faint) and as a trailing moving average over ``window`` steps
-    (solid), as the title says. Held-out values ``eval_y`` (default "eval_" + y, e.g. "eval_loss")
-    are drawn as markers where the rows have them; pass e.g. ``y="mlm_loss",
-    eval_y="eval_mlm_loss"`` where the held-out metric has another name."""
+
+# Line styles and markers cycle independently of colour, so series stay apart in greyscale print
+# and where one curve lies on top of another.
+LINE_STYLES = ("-", "--", "-.", ":")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def series_style(i, n=1):
+    """Colour, line style, marker and marker size of series ``i`` of ``n`` in a figure. Earlier
+    series get larger markers, so a later one drawn on the same point sits inside it and both show."""
+    return dict(color=f"C{i % 10}", linestyle=LINE_STYLES[i % len(LINE_STYLES)], marker=MARKERS[i % len(MARKERS)],
+                markersize=4 + 4 * (n - 1 - i) / max(1, n - 1))
+
+
+def band(curves):
+    """Mean, min and max, point by point, of equally long curves (one per seed)."""
+    columns = list(zip(*curves))
+    return ([sum(c) / len(c) for c in columns], [min(c) for c in columns], [max(c) for c in columns])
+
+
+def plot_convergence(histories, x="step", y="loss", window=10, eval_y=None, title=None):
+    """Training curves over seeds: ``y`` against ``x`` ("step" or "wall_clock", seconds).
+
+    ``histories``: label -> the histories of that configuration's seeds, each the rows
+    ``Trainer.train()`` returns (or ``read_history`` reads back); a single history is taken as one
+    seed. Each seed's curve is smoothed by a trailing moving average over ``window`` steps; the
+    line is their mean and the shaded band spans their min to max, step by step (against
+    wall-clock time the x of a step is its mean over seeds). Held-out values ``eval_y`` (default
+    "eval_" + y) are drawn as markers at their seed mean with min–max error bars; pass e.g.
+    ``y="mlm_loss", eval_y="eval_mlm_loss"`` where the held-out metric has another name. Every
+    series has its own colour, line style and marker; the legend sits outside the axes."""
     if not histories:
         raise ValueError("plot_convergence needs at least one history")
     eval_y = eval_y or f"eval_{y}"
-    fig, axes = _figure(width=7.0)
+    fig, axes = _figure(width=8.6)
     ax = axes[0][0]
-    for i, (name, rows) in enumerate(histories.items()):
-        rows = [row for row in rows if x in row and y in row]
-        if not rows:
-            raise ValueError(f"plot_convergence: the history of {name!r} has no rows with both "
-                             f"{x!r} and {y!r}")
-        color = f"C{i % 10}"
-        xs, ys = [row[x] for row in rows], [row[y] for row in rows]
-        ax.plot(xs, ys, color=color, alpha=0.25, linewidth=0.8)
-        ax.plot(xs, moving_average(ys, window), color=color, label=name)
-        evals = [(row[x], row[eval_y]) for row in rows if eval_y in row]
-        if evals:
-            ax.plot(*zip(*evals), color=color, marker="o", linestyle="none",
-                    label=f"{name}: held-out {eval_y[5:] if eval_y.startswith('eval_') else eval_y}")
+    n_seeds, runs = set(), _runs(histories)
+    for i, (name, seeds) in enumerate(runs.items()):
+        seeds = [[row for row in rows if x in row and y in row] for rows in seeds]
+        if not all(seeds):
+            raise ValueError(f"plot_convergence: a history of {name!r} has no rows with both {x!r} and {y!r}")
+        length = min(len(rows) for rows in seeds)       # runs of one configuration have equal steps
+        seeds = [rows[:length] for rows in seeds]
+        n_seeds.add(len(seeds))
+        style = series_style(i, len(runs))
+        xs = band([[row[x] for row in rows] for rows in seeds])[0]
+        mean, low, high = band([moving_average([row[y] for row in rows], window) for rows in seeds])
+        ax.fill_between(xs, low, high, color=style["color"], alpha=0.18, linewidth=0)
+        ax.plot(xs, mean, markevery=max(1, length // 8), label=name, **style)
+        at = [j for j, row in enumerate(seeds[0]) if eval_y in row]
+        if at:
+            e_mean, e_low, e_high = band([[rows[j][eval_y] for j in at] for rows in seeds])
+            ax.errorbar([xs[j] for j in at], e_mean, yerr=[[m - lo for m, lo in zip(e_mean, e_low)],
+                                                           [hi - m for m, hi in zip(e_mean, e_high)]],
+                        color=style["color"], marker=style["marker"], markerfacecolor="white",
+                        markersize=style["markersize"] + 2, linestyle="none", capsize=3,
+                        label=f"{name}: held-out {(eval_y[5:] if eval_y.startswith('eval_') else eval_y).replace('_', ' ')}")
     ax.set_xlabel(_X_LABELS.get(x, x))
     ax.set_ylabel(y.replace("_", " ") + (" (cross-entropy, nats)" if y.endswith("loss") else ""))
-    ax.set_title(f"Training {y.replace('_', ' ')} against {_X_LABELS.get(x, x)}\n"
-                 f"(moving average over {window} steps; raw values faint; markers: held-out)")
-    ax.legend(fontsize=8)
+    seeds_text = "/".join(str(n) for n in sorted(n_seeds))
+    ax.set_title((title + "\n" if title else "")
+                 + f"training {y.replace('_', ' ')}: moving average over {window} steps; line: mean of "
+                 f"{seeds_text} seed(s), band: min–max\nopen markers: held-out, mean and min–max", fontsize=9)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
     return fig
 
 
@@ -245,4 +335,184 @@ def plot_plans(plans, ncols=4):
         ax.set_axis_off()
     fig.suptitle("Sharing plans: which parameter set (column) serves each layer position (row, "
                  "first layer at the bottom)")
+    return fig
+
+
+# --- where parameters and compute go; gradient norms by layer position ---------------------------
+_GROUP_COLORS = {"embedding": "Blues", "encoder": "Oranges", "heads": "Greens"}
+_HATCHES = ("", "//", "..", "xx", "\\\\")
+
+
+def plot_param_breakdown(breakdowns, title="Where the parameters go"):
+    """Stacked bars of ``params.parameter_breakdown`` per model: millions (left) and percent of the
+    model (right). ``breakdowns``: label -> {group: {part: count}}. Parts are shaded by group
+    (embedding blue, encoder orange, heads green) and hatched within a group; parts that are 0 in
+    every model are left out of the legend, which sits outside the axes."""
+    import matplotlib
+    if not breakdowns:
+        raise ValueError("plot_param_breakdown needs at least one model's breakdown")
+    labels = list(breakdowns)
+    first = next(iter(breakdowns.values()))
+    parts = [(group, part) for group in first for part in first[group]
+             if any(b[group][part] for b in breakdowns.values())]
+    totals = [sum(n for g in b.values() for n in g.values()) for b in breakdowns.values()]
+    fig, axes = _figure(ncols=2, width=4.2, height=4.8)
+    for ax, percent in zip(axes[0], (False, True)):
+        bottom = [0.0] * len(labels)
+        for group in first:
+            in_group = [part for g, part in parts if g == group]
+            cmap = matplotlib.colormaps[_GROUP_COLORS.get(group, "Greys")]
+            for k, part in enumerate(in_group):
+                values = [b[group][part] for b in breakdowns.values()]
+                heights = [100 * v / t if percent else v / 1e6 for v, t in zip(values, totals)]
+                ax.bar(labels, heights, 0.6, bottom=bottom, color=cmap(0.35 + 0.5 * k / max(1, len(in_group) - 1)),
+                       hatch=_HATCHES[k % len(_HATCHES)], edgecolor="black", linewidth=0.4,
+                       label=f"{group}: {part}")
+                bottom = [b + h for b, h in zip(bottom, heights)]
+        if not percent:
+            for i, t in enumerate(totals):
+                ax.text(i, bottom[i], f"{t / 1e6:.1f}M", ha="center", va="bottom", fontsize=8)
+        ax.set_ylabel("percent of the model's parameters" if percent else "parameters (millions)")
+        ax.set_xlabel("model")
+        ax.set_title("share of the model" if percent else "count (total on top)")
+    axes[0][1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7)
+    fig.suptitle(title)
+    return fig
+
+
+def plot_flops(presets, check=None, seq_len=512, check_batch=None):
+    """Left: forward FLOPs per token against parameters, one labelled point per preset (rows of
+    ``flops.preset_table``), log-log. Right (with ``check``, the rows of the "flops" experiment):
+    measured CPU seconds per training step against training FLOPs per step for tiny models, the
+    median with the min–max range over rounds, and the line time ∝ FLOPs through the smallest."""
+    from matplotlib.ticker import FormatStrFormatter
+    if not presets:
+        raise ValueError("plot_flops needs at least one preset row")
+    fig, axes = _figure(ncols=2 if check else 1, width=5.6, height=4.6)
+    ax = axes[0][0]
+    markers = "osD^v<>"
+    for i, r in enumerate(presets):
+        ax.plot(r["parameters"] / 1e6, r["forward_gflops"], marker=markers[i % len(markers)],
+                linestyle="none", color=f"C{i}", markersize=8, label=r["name"])
+        ax.annotate(r["name"], (r["parameters"] / 1e6, r["forward_gflops"]), xytext=(6, -3),
+                    textcoords="offset points", fontsize=8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("parameters (millions, log scale)")
+    ax.set_ylabel(f"forward GFLOPs per token at T = {seq_len} (log scale)")
+    ax.set_title("Compute against parameters (ALBERT Table 1's models)\n"
+                 "sharing cuts parameters, not FLOPs")
+    ax.margins(x=0.25, y=0.2)
+    if check:
+        ax = axes[0][1]
+        x = [r["step_gflops"] for r in check]
+        med = [sorted(r["cpu_s"]["values"])[len(r["cpu_s"]["values"]) // 2] for r in check]
+        lo = [m - r["cpu_s"]["min"] for m, r in zip(med, check)]
+        hi = [r["cpu_s"]["max"] - m for m, r in zip(med, check)]
+        ax.errorbar(x, med, yerr=[lo, hi], marker="o", linestyle="none", capsize=3,
+                    label="measured (median, min–max)")
+        for xi, yi, r in zip(x, med, check):
+            ax.annotate(r["name"], (xi, yi), xytext=(6, -10), textcoords="offset points", fontsize=8)
+        span = [min(x) * 0.8, max(x) * 1.25]
+        ax.plot(span, [med[0] * s / x[0] for s in span], linestyle="--", color="gray",
+                label="time ∝ FLOPs (through the smallest)")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        batch = f", batch {check_batch[0]} × {check_batch[1]} tokens" if check_batch else ""
+        ax.set_xlabel(f"training GFLOPs per step (3 × forward{batch})")
+        ax.set_ylabel("CPU seconds per training step (log scale)")
+        ax.set_title("Measured step time against FLOPs\n(tiny ALBERTs, E = 32, FFN 4H, Post-LN)")
+        ax.legend(loc="upper left", fontsize=8)
+    for ax in axes[0]:
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_formatter(FormatStrFormatter("%g"))
+            axis.set_minor_formatter(FormatStrFormatter(""))
+    return fig
+
+
+_STYLES = (("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"), ((0, (5, 1, 1, 1)), "v"))
+
+
+def plot_gradient_norms(panels, row_names, steps, title):
+    """A grid of per-position gradient norms: one row per LayerNorm position (``row_names``: key
+    -> "Post-LN"), one column per measured training step. ``panels[(row, step)]``: plan label ->
+    [per seed: [norm at each position]]; each plan is drawn as the mean over seeds (its own line
+    style and marker) with a min–max band, on a log scale. The legend sits below the grid."""
+    from matplotlib.ticker import FormatStrFormatter
+    if not panels:
+        raise ValueError("plot_gradient_norms needs at least one panel")
+    rows, steps = list(row_names), list(steps)
+    fig, axes = _figure(len(rows), len(steps), width=4.0, height=3.2)
+    for r, row in enumerate(rows):
+        for c, step in enumerate(steps):
+            ax = axes[r][c]
+            for k, (label, seeds) in enumerate(panels[row, step].items()):
+                positions = range(1, len(seeds[0]) + 1)
+                columns = list(zip(*seeds))
+                mean = [sum(v) / len(v) for v in columns]
+                linestyle, marker = _STYLES[k % len(_STYLES)]
+                ax.fill_between(positions, [min(v) for v in columns], [max(v) for v in columns],
+                                color=f"C{k}", alpha=0.2, linewidth=0)
+                ax.plot(positions, mean, color=f"C{k}", linestyle=linestyle, marker=marker,
+                        markersize=4, label=label)
+            ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+            ax.yaxis.set_minor_formatter(FormatStrFormatter("%g"))
+            ax.set_title(f"{row_names[row]}, " + ("at initialization" if step == 0 else f"after {step} steps"),
+                         fontsize=10)
+            ax.set_xlabel("layer position (1 = next to the embeddings)")
+            ax.set_ylabel("gradient norm (log scale)")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize=9)
+    fig.suptitle(title, fontsize=10)
+    return fig
+
+
+# --- Adaptive Computation Time --------------------------------------------------------------------
+def plot_ponder_time(strips, curves, max_steps, title):
+    """Ponder time per token, ρ = N + R steps (``minishare.analysis.act``), in two panels.
+
+    ``strips``: [(row label, tokens, times)], a few example sequences drawn as a heat strip: one
+    row each, every cell a token coloured by its ponder time, the token written in it.
+    ``curves``: {label: [per-seed list of the mean ponder time at each token position]}: the mean
+    over seeds as a line with markers, the min–max over seeds as a band. The colour scale spans
+    the possible range [2, max_steps + 1] (halting after one step gives R = 1, so ρ = 2)."""
+    import numpy
+    if not strips or not curves:
+        raise ValueError("plot_ponder_time needs at least one example sequence and one curve")
+    width = max(len(tokens) for _, tokens, _ in strips)
+    fig, axes = _figure(nrows=2, width=max(7.0, 0.55 * width + 3), height=0.45 * len(strips) + 2.2)
+    ax = axes[0][0]
+    grid = numpy.full((len(strips), width), numpy.nan)
+    for r, (_, tokens, times) in enumerate(strips):
+        grid[r, :len(times)] = times
+    image = ax.imshow(grid, cmap="viridis", vmin=2, vmax=max_steps + 1, aspect="auto")
+    for r, (_, tokens, times) in enumerate(strips):
+        for c, (token, t) in enumerate(zip(tokens, times)):
+            ax.text(c, r, token, ha="center", va="center", fontsize=7 if len(token) > 2 else 9,
+                    color="black" if t > 2 + 0.6 * (max_steps - 1) else "white")
+    ax.set_yticks(range(len(strips)))
+    ax.set_yticklabels([label for label, _, _ in strips], fontsize=8)
+    ax.set_xticks(range(width))
+    ax.set_xlabel("token position")
+    ax.set_ylabel("sequence")
+    ax.set_title("example sequences: each token coloured by its ponder time")
+    fig.colorbar(image, ax=ax, label="ponder time N + R (steps)")
+    ax = axes[1][0]
+    for k, (label, per_seed) in enumerate(curves.items()):
+        length = max(len(c) for c in per_seed)
+        values = numpy.full((len(per_seed), length), numpy.nan)
+        for s, c in enumerate(per_seed):
+            values[s, :len(c)] = c
+        xs = numpy.arange(length)
+        linestyle, marker = _STYLES[k % len(_STYLES)]
+        ax.plot(xs, numpy.nanmean(values, axis=0), color=f"C{k}", linestyle=linestyle, marker=marker,
+                label=f"{label}: mean of {len(per_seed)} seeds")
+        ax.fill_between(xs, numpy.nanmin(values, axis=0), numpy.nanmax(values, axis=0), color=f"C{k}",
+                        alpha=0.2, label=f"{label}: min–max over seeds")
+    ax.set_xlabel("token position")
+    ax.set_ylabel("mean ponder time N + R (steps)")
+    ax.set_title("mean ponder time at each token position (held-out examples)")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncols=2, fontsize=8)
+    fig.suptitle(title, fontsize=10)
     return fig

@@ -5,7 +5,7 @@ from minishare.data.corpus import (EVENTS, default_corpus, grammar_corpus, load_
                                    split_sentences)
 from minishare.data.pretraining import (IGNORE_INDEX, PretrainingData, collate, mask_tokens,
                                         ngram_probabilities, segment_pairs, select_spans,
-                                        split_documents)
+                                        split_documents, truncate_pair)
 from minishare.data.seq2seq import (BOS_ID, EOS_ID, PAD_ID, AdditionTask, CopyTask, ReverseTask,
                                     ScanTask, SortTask, get_task)
 from minishare.data.tokenizer import SPECIAL_TOKENS, Tokenizer, pretokenize
@@ -14,7 +14,7 @@ __all__ = [
     "default_corpus", "grammar_corpus", "load_text", "split_sentences", "EVENTS",
     "Tokenizer", "SPECIAL_TOKENS", "pretokenize",
     "PretrainingData", "split_documents", "segment_pairs", "select_spans", "mask_tokens",
-    "ngram_probabilities", "collate", "IGNORE_INDEX",
+    "ngram_probabilities", "collate", "truncate_pair", "IGNORE_INDEX",
     "get_task", "CopyTask", "ReverseTask", "SortTask", "AdditionTask", "ScanTask",
     "PAD_ID", "BOS_ID", "EOS_ID",
 ]

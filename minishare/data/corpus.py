@@ -175,7 +175,7 @@ def load_text(path):
     documents = []
     for file in files:
         try:
-            text = file.read_text(encoding="utf-8")
+            text = file.read_text(encoding="utf-8-sig")   # -sig: drop a byte-order mark (U+FEFF)
         except UnicodeDecodeError as error:
             raise ValueError(f"{file}: not UTF-8 text ({error.reason} at byte {error.start})"
                              ) from None

@@ -7,9 +7,12 @@ extends BERT's (Devlin et al., 2019, Sec. 3.1):
    (``max_seq_length - 3``, or with probability ``short_seq_prob`` a random shorter one); the chunk
    is cut at a random sentence boundary into segment A and segment B. The input reads
    ``[CLS] A [SEP] B [SEP]``, with token_type_ids 0 for ``[CLS] A [SEP]`` and 1 for ``B [SEP]``.
+   A pair longer than ``max_seq_length - 3`` is cut as the reference's ``truncate_seq_pair``
+   does: token by token from the longer segment, at its front or its back at random. For SOP a
+   document is packed from its start or from its end, at random (below says why).
 2. Sentence-level task, as Hugging Face names the labels:
    - SOP (ALBERT): ``sentence_order_label`` 0 = A then B as in the text; 1 = the same two
-     segments swapped. Probability 0.5 each.
+     segments swapped. Probability 0.5 each. Swapped before truncation, as in ALBERT's code.
    - NSP (BERT): ``next_sentence_label`` 0 = B is the true continuation; 1 = B is taken from another
      document (and the sentences it replaced are used for the next pair). Probability 0.5 each.
 3. MLM. 15% of the maskable tokens (every token except [CLS], [SEP], [PAD] and [UNK]) are selected,
@@ -17,6 +20,26 @@ extends BERT's (Devlin et al., 2019, Sec. 3.1):
    stay. ``labels`` holds the original id at selected positions and -100 elsewhere. With
    ``max_ngram = 3`` (ALBERT's n-gram masking) whole spans of n <= 3 consecutive tokens are
    selected, n drawn with p(n) = (1/n) / Σ_k 1/k = 6/11, 3/11, 2/11; ``max_ngram = 1`` is BERT.
+
+Nothing but the text may tell the label; ``minishare.analysis.cues`` measures what rules reading
+only surface cues (segment ends, lengths, first and last tokens) score. Three leaks had to be
+closed for them to score chance on the default corpus (V = 1000, max_seq_length = 64):
+- Cutting always A's front and B's back marked the segment that lost its sentence end as the
+  second one: a rule reading only whether each segment ends with ".", "!" or "?" scored 84% "SOP
+  accuracy". Hence the random ends of ``truncate_pair``.
+- A document's first sentence was encoded without the space before it, so its first token marked
+  the segment that can only come first (SOP), or a random B that starts its document (NSP, where
+  a first-token rule scored 58%). Now every sentence is encoded with its space.
+- Packing stops at the sentence that crosses the target, which is longer than the others on
+  average (a long sentence is more likely to cross a line), so B, which holds it, was more often
+  the longer segment and the one cut: still 55% for SOP with the reference's packing. With
+  max_seq_length = 512 that sentence is a small part of a chunk; here, with sentences of 28 tokens
+  (median), 88% of the pairs need cutting. So SOP packs each document from its start or, with probability
+  1/2, from its end (the crossing sentence is then a chunk's first), a departure from the
+  reference that makes A and B alike. NSP keeps the reference's packing: its label swaps nothing,
+  and its rules score chance without it.
+What remains (at most 52.5%, for first-token rules, on about 20,000 held-out pairs) comes from
+the words themselves, which the tasks are meant to read.
 
 Everything random comes from ``numpy.random.default_rng(seed)``: the same seed gives the same
 examples and batches.
@@ -113,21 +136,30 @@ def mask_tokens(input_ids, positions, rng, vocab_size, mask_id):
 
 # ---------------------------------------------------------------- segment pairs
 
-def _truncate_pair(a, b, max_num_tokens):
-    """Shorten the longer segment until both fit, A from its front and B from its back: the text
-    around the A|B boundary, which the sentence-level task is about, is kept."""
+def truncate_pair(a, b, max_num_tokens, rng):
+    """Shorten a pair until ``len(a) + len(b) <= max_num_tokens``, as the reference does
+    (``truncate_seq_pair`` in BERT's and ALBERT's create_pretraining_data.py): one token at a time
+    from the longer segment (B on a tie), from its front or its back with probability 1/2 each.
+
+    Why at random: cutting always A's front and B's back would mark which segment was cut where
+    (a segment without its sentence end is the one that came second), and after an SOP swap that
+    mark would give the order away. Returns new lists; the inputs are not modified.
+    """
     a, b = list(a), list(b)
     while len(a) + len(b) > max_num_tokens:
-        if len(a) > len(b):
-            del a[0]
+        longer = a if len(a) > len(b) else b
+        if rng.random() < 0.5:
+            del longer[0]
         else:
-            del b[-1]
+            del longer[-1]
     return a, b
 
 
 def _random_segment(documents, exclude, target_length, rng):
     """Tokens from a random document other than ``exclude``: consecutive sentences from a random
-    start until ``target_length`` tokens (at least one sentence)."""
+    start until ``target_length`` tokens (at least one sentence), as BERT's reference builds a
+    random next sentence (its target length is what the chunk left for B, so a random B is as
+    long as a true one would have been)."""
     other = int(rng.integers(len(documents) - 1))
     other += other >= exclude
     document = documents[other]
@@ -155,12 +187,17 @@ def segment_pairs(documents, index, rng, max_seq_length, task="sop", short_seq_p
             return int(rng.integers(2, max_num_tokens + 1))
         return max_num_tokens
 
+    # SOP packs the document from its start or from its end (see the module docstring).
+    backward = task == "sop" and rng.random() < 0.5
+    sentences = document[::-1] if backward else document
     pairs, chunk, target, i = [], [], target_length(), 0
-    while i < len(document):
-        chunk.append(document[i])
+    while i < len(sentences):
+        chunk.append(sentences[i])
         i += 1
-        if i < len(document) and (len(chunk) < 2 or sum(map(len, chunk)) < target):
+        if i < len(sentences) and (len(chunk) < 2 or sum(map(len, chunk)) < target):
             continue
+        if backward:
+            chunk = chunk[::-1]   # back in text order: A is always the earlier text
         if len(chunk) >= 2:
             a_end = int(rng.integers(1, len(chunk)))   # A = the first a_end sentences
             a = [t for sentence in chunk[:a_end] for t in sentence]
@@ -170,9 +207,9 @@ def segment_pairs(documents, index, rng, max_seq_length, task="sop", short_seq_p
                 i -= len(chunk) - a_end   # the sentences B would have used start the next chunk
             else:
                 b = [t for sentence in chunk[a_end:] for t in sentence]
-            a, b = _truncate_pair(a, b, max_num_tokens)
             if task == "sop" and label:
                 a, b = b, a
+            a, b = truncate_pair(a, b, max_num_tokens, rng)   # after the swap, as ALBERT's code
             pairs.append((a, b, label))
         chunk, target = [], target_length()
     return pairs
@@ -229,10 +266,12 @@ class PretrainingData:
                              f"got {max_seq_length}")
         if max_ngram < 1:
             raise ValueError(f"max_ngram must be at least 1, got {max_ngram}")
-        # A sentence after the first keeps the space before it, so the tokens of a segment decode
-        # to the document's text exactly: " ".join(sentences) read from one point to another.
-        tokenized = ([tokenizer.encode(sentence if i == 0 else " " + sentence)
-                      for i, sentence in enumerate(document) if sentence]
+        # Every sentence keeps a space before it, the first of a document too (as SentencePiece
+        # marks every word start with "▁"), so a segment decodes to " " + its text. Encoded
+        # without it, a document's first token would differ from every other sentence start and
+        # mark the one segment that can only come first: the SOP order after a swap, an NSP
+        # negative whose random B starts its document.
+        tokenized = ([tokenizer.encode(" " + sentence) for sentence in document if sentence]
                      for document in documents)
         self.documents = [document for document in tokenized if document]
         if not any(len(document) >= 2 for document in self.documents):

@@ -20,6 +20,7 @@ never seen becomes ``[UNK]``, the one place where information is lost.
 """
 import heapq
 import json
+import numbers
 import re
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -90,6 +91,11 @@ class Tokenizer:
         a heap with lazy deletion finds the most frequent pair, ties going to the smaller ids.
         On the default corpus (62k words) V = 8000 takes about 0.5 s on one laptop core.
         """
+        if isinstance(texts, str):
+            raise TypeError("texts must be a list of strings, got a str (its characters would be "
+                            "trained on one by one); for a single text pass [text]")
+        if isinstance(vocab_size, bool) or not isinstance(vocab_size, numbers.Integral):
+            raise TypeError(f"vocab_size must be an int, got {vocab_size!r}")
         counts = Counter(piece for text in texts for piece in pretokenize(text))
         if not counts:
             raise ValueError("no text to train on")

@@ -3,10 +3,14 @@
 import json
 import os
 
-from minishare import checkpoint, data, random as ms_random
+import numpy    # only for numpy.errstate: the math runs on minishare.backend
+
+from minishare import backend, checkpoint, data, random as ms_random
+from minishare.experiments import run_folder
+from minishare.files import atomic_write
 from minishare.models import AlbertConfig, AlbertForPreTraining, DecoderLM, EncoderDecoderModel, TransformerConfig
 from minishare.tasks import LanguageModelingTask, PretrainingTask, Seq2SeqTask
-from minishare.train import TrainConfig, Trainer, save_history
+from minishare.train import TrainConfig, Trainer, save_history, stop_requests
 
 SEQ2SEQ_TASKS = ("copy", "reverse", "sort", "addition", "scan")
 
@@ -48,13 +52,15 @@ def make_config(task, vocab_size, preset="albert-tiny", overrides=None, seq_len=
 
 
 def make_task(task, seed, batch_size, seq_len, objective="sop", corpus="default", vocab_size=1000,
-              tokenizer_path=None):
-    """(task object, vocabulary size) for a task name."""
+              tokenizer_path=None, tokenizer=None):
+    """(task object, vocabulary size) for a task name; ``tokenizer``: use this one (a resumed
+    run's) instead of training one."""
     if task in SEQ2SEQ_TASKS:
         t = Seq2SeqTask(task, batch_size=batch_size, seed=seed)
         return t, t.task.vocab_size
     documents = corpus_documents(corpus, seed)
-    tokenizer = load_tokenizer(documents, vocab_size, tokenizer_path)
+    if tokenizer is None:
+        tokenizer = load_tokenizer(documents, vocab_size, tokenizer_path)
     train_docs, eval_docs = data.split_documents(documents, eval_fraction=0.1, seed=0)
     if task == "pretrain":
         return PretrainingTask(train_docs, eval_docs, tokenizer, objective, batch_size, seq_len, seed), \
@@ -68,33 +74,106 @@ def make_task(task, seed, batch_size, seq_len, objective="sop", corpus="default"
 def run_training(task="pretrain", preset="albert-tiny", overrides=None, objective="sop",
                  corpus="default", vocab_size=1000, seq_len=64, steps=300, batch_size=32, lr=1e-3,
                  optimizer="adamw", eval_every=100, seed=0, out="runs/train", resume=False,
-                 progress=True, warmup_steps=None):
-    """Train one model and write ``config.json``, ``history.csv`` and ``checkpoint.npz`` (weights
-    and training state) to ``out``. With ``resume``, continue from that checkpoint exactly.
+                 progress=True, warmup_steps=None, save_every=None, overwrite=True):
+    """Train one model and write ``config.json``, ``tokenizer.json``, ``history.csv`` and
+    ``checkpoint.npz`` (weights and training state) to ``out``; the checkpoint and history every
+    ``save_every`` steps (default 50), atomically. With ``resume``, continue from that checkpoint
+    exactly; the other arguments must then be the run's own, except those in
+    ``run_folder.MAY_CHANGE_ON_RESUME``. With ``overwrite=False`` an existing run in ``out`` is
+    refused. Every argument is checked before anything is written.
+
+    SIGINT (Ctrl-C) or SIGTERM ends the run after the current step, saved, with
+    ``TrainingInterrupted``; a loss or gradient that stops being finite ends it with
+    ``TrainingDiverged``, keeping the last good checkpoint and writing the history.
     Returns {"model", "trainer", "history", "final"}."""
-    os.makedirs(out, exist_ok=True)
-    t, V = make_task(task, seed, batch_size, seq_len, objective, corpus, vocab_size,
-                     tokenizer_path=os.path.join(out, "tokenizer.json"))
-    ms_random.manual_seed(seed)
+    arguments = dict(task=task, preset=preset, overrides=dict(overrides or {}), objective=objective,
+                     corpus=corpus, vocab_size=vocab_size, seq_len=seq_len, steps=steps,
+                     batch_size=batch_size, lr=lr, optimizer=optimizer, eval_every=eval_every, seed=seed,
+                     warmup_steps=max(1, steps // 10) if warmup_steps is None else warmup_steps,
+                     save_every=run_folder.DEFAULT_SAVE_EVERY if save_every is None else save_every)
+    run_folder.check_arguments(arguments)
     ckpt = os.path.join(out, "checkpoint.npz")
+    tokenizer = None
+    if resume:
+        saved = run_folder.saved_run(out)
+        if warmup_steps is None:
+            arguments["warmup_steps"] = saved["arguments"]["warmup_steps"]
+        conflicts = run_folder.resume_conflicts(saved, arguments)
+        if conflicts:
+            raise ValueError(f"cannot resume {out} with other settings: " + "; ".join(
+                f"{name}={new!r} (the run has {old!r})" for name, new, old in conflicts))
+        if task not in SEQ2SEQ_TASKS:
+            tokenizer = data.Tokenizer.load(os.path.join(out, "tokenizer.json"))
+    elif not overwrite and run_folder.existing_run(out):
+        raise FileExistsError(f"{out} already holds a run ({', '.join(run_folder.existing_run(out))}): "
+                              "continue it with --resume (resume=True) or replace it with --overwrite "
+                              "(overwrite=True)")
+    warmup = min(arguments["warmup_steps"], steps) if resume else arguments["warmup_steps"]  # resumed shorter
     train_config = TrainConfig(steps=steps, lr=lr, optimizer=optimizer, eval_every=eval_every,
-                               warmup_steps=max(1, steps // 10) if warmup_steps is None else warmup_steps,
-                               progress=progress)
+                               warmup_steps=warmup, progress=progress)
+    # everything is built in memory first, so that a refused argument leaves ``out`` untouched
+    if tokenizer is None and task not in SEQ2SEQ_TASKS:
+        tokenizer = load_tokenizer(corpus_documents(corpus, seed), vocab_size)
+    t, V = make_task(task, seed, batch_size, seq_len, objective, corpus, vocab_size, tokenizer=tokenizer)
+    ms_random.manual_seed(seed)
     if resume:
         model, state = checkpoint.load(ckpt, with_training_state=True)
+        if model.config.vocab_size != V:
+            raise checkpoint.CheckpointError(f"{ckpt}: its vocabulary has {model.config.vocab_size} "
+                                             f"tokens, the tokenizer of the run {V}")
         trainer = Trainer(model, t, train_config)
-        trainer.load_state_dict(state)
+        try:
+            trainer.load_state_dict(state)
+        except (KeyError, TypeError, ValueError, IndexError) as err:
+            raise checkpoint.CheckpointError(f"{ckpt}: malformed training state "
+                                             f"({type(err).__name__}: {err})") from None
     else:
         model = build_model(task, make_config(task, V, preset, overrides, seq_len))
         trainer = Trainer(model, t, train_config)
-    history = trainer.train()
-    checkpoint.save(model, ckpt, trainer.state_dict())
-    save_history(history, os.path.join(out, "history.csv"))
+
+    run_folder.check_writable(out)
+    run_folder.clear(out, run_files=not resume)
+    if tokenizer is not None and not resume:
+        tokenizer.save(os.path.join(out, "tokenizer.json"))
     settings = dict(task=task, preset=preset, overrides=overrides, objective=objective, corpus=corpus,
                     vocab_size=V, seq_len=seq_len, steps=steps, batch_size=batch_size, lr=lr,
-                    optimizer=optimizer, seed=seed, model=model.config.to_dict())
-    with open(os.path.join(out, "config.json"), "w") as f:
+                    optimizer=optimizer, seed=seed, model=model.config.to_dict(), arguments=arguments)
+    with atomic_write(os.path.join(out, "config.json"), "w") as f:
         json.dump(settings, f, indent=1, default=str)
+    history = _train_saving(model, trainer, out, arguments["save_every"], resumed=resume)
     evals = [row for row in history if any(k.startswith("eval_") for k in row)]
     final = {k: v for k, v in (evals[-1] if evals else history[-1]).items()}
     return {"model": model, "trainer": trainer, "history": history, "final": final}
+
+
+def _train_saving(model, trainer, out, save_every, resumed):
+    """Train, saving checkpoint and history every ``save_every`` steps, on a stop request and
+    at the end; see run_training for what stops it."""
+    ckpt, saved = os.path.join(out, "checkpoint.npz"), {"step": trainer.step if resumed else None}
+
+    def save():
+        if saved["step"] == trainer.step:
+            return
+        if not all(bool(backend.xp.isfinite(p.data).all()) for p in model.parameters()):
+            raise FloatingPointError(f"training diverged: the weights are not finite after step {trainer.step}")
+        checkpoint.save(model, ckpt, trainer.state_dict())
+        save_history(trainer.history, os.path.join(out, "history.csv"))
+        saved["step"] = trainer.step
+
+    def after_step():
+        if trainer.step % save_every == 0:
+            save()
+
+    # NumPy's overflow warnings would only repeat, in many lines, what the divergence error says
+    with stop_requests() as stop, numpy.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        try:
+            trainer.train(stop=lambda: bool(stop), after_step=after_step)
+            save()
+        except FloatingPointError as err:
+            save_history(trainer.history, os.path.join(out, "history.csv"))
+            kept = (f"the last good checkpoint (step {saved['step']}) and the history are in {out}"
+                    if saved["step"] is not None else f"no checkpoint was saved yet; the history is in {out}")
+            raise run_folder.TrainingDiverged(f"{err}; {kept}") from None
+    if stop:
+        raise run_folder.TrainingInterrupted(stop.signal, trainer.step, out)
+    return trainer.history

@@ -1,59 +1,136 @@
-"""Experiment "layerwise": ALBERT's Figure 1, the L2 distance and the angle between the input and
-the output of every layer, for a not-shared and an all-shared model trained on the embedded corpus,
-with the same two models untrained as a control."""
-import os
+"""Experiment "layerwise": ALBERT's Figure 1, the comparison the paper makes. A BERT-style model
+(E = H, nothing shared) and an ALBERT-style model (E < H, all-shared), both Post-LN with N >= 12
+layers, trained on the embedded corpus over several seeds: the L2 distance and the angle between
+the input and the output of every layer, with the same models untrained (seed for seed) as the
+control, and the norm of every hidden state, which tells what the first point measures."""
+import math
 
 from minishare import random as ms_random
 from minishare.analysis import layerwise, plots
+from minishare.experiments import exp_albert, stats
 from minishare.experiments.common import build_model, make_config, make_task
-from minishare.experiments.exp_albert import albert_request, albert_run
+
+STYLES = ("BERT-style", "ALBERT-style")
+
+
+def configs(settings):
+    """style -> (sharing, AlbertConfig fields that differ from settings.albert)."""
+    N, H = settings.layerwise["num_hidden_layers"], settings.albert["hidden_size"]
+    return {"BERT-style": ("not-shared", dict(num_hidden_layers=N, embedding_size=H)),
+            "ALBERT-style": ("all-shared", dict(num_hidden_layers=N,
+                                                embedding_size=settings.layerwise["embedding_size"]))}
+
+
+def requests(settings):
+    return {name: request for sharing, config in configs(settings).values()
+            for name, request in exp_albert.seed_requests(settings, sharing, **config).items()}
+
+
+def _measure(model, batches):
+    return {**layerwise.layer_transitions(model, batches), "norms": layerwise.state_norms(model, batches)}
 
 
 def run(out, settings, progress=True):
-    result = {}
-    for sharing in ("not-shared", "all-shared"):
-        trained = albert_run(out, settings, sharing, progress=progress)["model"]
-        request = albert_request(settings, sharing)
-        task, V = make_task("pretrain", request["seed"], settings.batch_size, settings.seq_len,
-                            tokenizer_path=os.path.join(out, "runs", f"albert-{sharing}-sop", "tokenizer.json"),
-                            vocab_size=settings.vocab_size)
-        batches = task.eval_sets["sop"]
-        ms_random.manual_seed(request["seed"])
-        untrained = build_model("pretrain", make_config("pretrain", V, overrides=request["overrides"],
-                                                        seq_len=settings.seq_len))
-        result[f"{sharing} (trained)"] = layerwise.layer_transitions(trained, batches)
-        result[f"{sharing} (untrained)"] = layerwise.layer_transitions(untrained, batches)
+    result = {"H": settings.albert["hidden_size"], "N": settings.layerwise["num_hidden_layers"], "models": {}}
+    for style, (sharing, config) in configs(settings).items():
+        runs = exp_albert.seed_runs(out, settings, sharing, progress=progress, **config)
+        kinds = {"trained": [], "untrained": []}
+        for seed, trained in zip(settings.seeds, runs):
+            request = exp_albert.albert_request(settings, sharing, seed=seed, **config)
+            task, V = make_task("pretrain", seed, settings.batch_size, settings.seq_len,
+                                vocab_size=settings.vocab_size)
+            batches = task.eval_sets["sop"]
+            ms_random.manual_seed(seed)             # the trained model's initialization, untrained
+            untrained = build_model("pretrain", make_config("pretrain", V, overrides=request["overrides"],
+                                                            seq_len=settings.seq_len))
+            kinds["trained"].append(_measure(trained["model"], batches))
+            kinds["untrained"].append(_measure(untrained, batches))
+        result["models"][style] = {"E": config["embedding_size"], "sharing": sharing,
+                                   **{kind: {key: [m[key] for m in ms] for key in ("l2", "cosine_degrees", "norms")}
+                                      for kind, ms in kinds.items()}}
     return result
 
 
+def _title(result):
+    m = result["models"]
+    return (f"N = {result['N']}, H = {result['H']}, Post-LN; BERT-style E = {m['BERT-style']['E']} not-shared, "
+            f"ALBERT-style E = {m['ALBERT-style']['E']} all-shared")
+
+
 def figures(result, folder):
-    return [("Input-to-output L2 distance and angle of each layer (ALBERT Figure 1, small scale)",
-             plots.save_figure(plots.plot_layer_transitions(result), f"{folder}/layerwise"))]
+    series = {f"{style} ({kind})": r[kind] for style, r in result["models"].items() for kind in ("trained", "untrained")}
+    return [(f"Input-to-output L2 distance and angle of each layer (ALBERT Figure 1, small scale): {_title(result)}",
+             plots.save_figure(plots.plot_layer_transitions(series, title=_title(result)), f"{folder}/layerwise"))]
+
+
+def _mean_curve(curves):
+    return [sum(c) / len(c) for c in zip(*curves)]
 
 
 def report(result, figs):
     lines = ["Definition (the paper gives none): for layer l with input h_l and output h_(l+1), the "
              "L2 distance ‖h_(l+1) − h_l‖ and the angle arccos cos(h_l, h_(l+1)) in degrees, each "
-             "averaged over every non-padding token of the held-out SOP batches.", "",
-             "| model | L2 by layer | angle (degrees) by layer |", "|---|---|---|"]
-    for name, r in result.items():
-        lines.append(f"| {name} | {' '.join(f'{v:.2f}' for v in r['l2'])} | "
-                     f"{' '.join(f'{v:.1f}' for v in r['cosine_degrees'])} |")
+             "averaged over every non-padding token of the held-out SOP batches; then the mean over "
+             f"seeds. {_title(result)}.", "",
+             "| model | L2 by layer (mean over seeds) | angle (degrees) by layer | ‖h_l‖, l = 0..N |", "|---|---|---|---|"]
+    for style, r in result["models"].items():
+        for kind in ("trained", "untrained"):
+            m = r[kind]
+            lines.append(f"| {style} ({kind}) | {' '.join(f'{v:.2f}' for v in _mean_curve(m['l2']))} | "
+                         f"{' '.join(f'{v:.1f}' for v in _mean_curve(m['cosine_degrees']))} | "
+                         f"{' '.join(f'{v:.2f}' for v in _mean_curve(m['norms']))} |")
     return "\n".join(lines)
 
 
+def roughness(curve):
+    """How much a per-layer curve changes from layer to layer, the first layer left out (its point
+    is the LayerNorm artifact, see observations): the mean |value_(l+1) − value_l| over l >= 2."""
+    rest = curve[1:]
+    return sum(abs(b - a) for a, b in zip(rest, rest[1:])) / max(1, len(rest) - 1)
+
+
+def first_point(r, H):
+    """What the first point of Figure 1 is made of, for one model's results over seeds: the mean
+    norms of h_0 (embedding output) and h_1 (first layer output), the first L2 distance, and the
+    part of it that the difference of the two norms alone forces (|‖h_1‖ − ‖h_0‖| <= ‖h_1 − h_0‖,
+    the triangle inequality), trained and untrained."""
+    out = {}
+    for kind in ("trained", "untrained"):
+        norms, l2 = r[kind]["norms"], r[kind]["l2"]
+        out[kind] = {"h0": stats.spread([n[0] for n in norms]), "h1": stats.spread([n[1] for n in norms]),
+                     "l2": stats.spread([d[0] for d in l2]),
+                     "forced": stats.spread([abs(n[1] - n[0]) / d[0] for n, d in zip(norms, l2)])}
+    later = [v for seed in r["untrained"]["norms"] for v in seed[1:]]
+    out["untrained_layer_norms"] = (min(later), max(later))
+    return out
+
+
 def observations(result):
-    def spread(values):
-        return max(values) - min(values)
-    notes = []
-    for sharing in ("not-shared", "all-shared"):
-        r = result[f"{sharing} (trained)"]
-        notes.append(f"{sharing} (trained): L2 from {r['l2'][0]:.2f} to {r['l2'][-1]:.2f}, angle from "
-                     f"{r['cosine_degrees'][0]:.1f}° to {r['cosine_degrees'][-1]:.1f}° "
-                     f"(spread across layers {spread(r['cosine_degrees']):.1f}°).")
-    smoother = spread(result["all-shared (trained)"]["cosine_degrees"]) < spread(result["not-shared (trained)"]["cosine_degrees"])
-    notes.append("The all-shared model's transitions vary less from layer to layer than the not-shared "
-                 "model's, the paper's 'smoother' finding." if smoother else
-                 "At this scale the all-shared model's transitions are not smoother than the not-shared "
-                 "model's; the paper's Figure 1 is for 24-layer models trained for 125k steps.")
+    H, notes = result["H"], []
+    for style, r in result["models"].items():
+        p = first_point(r, H)
+        t, u = p["trained"], p["untrained"]
+        lo, hi = p["untrained_layer_norms"]
+        artifact = t["forced"]["min"] > 0.9
+        notes.append(
+            f"{style} (E = {r['E']}), first point: every layer output of the untrained model has norm "
+            f"{lo:.3f}–{hi:.3f}, i.e. √H = {math.sqrt(H):.3f} (Post-LN: it leaves a LayerNorm with gain 1, whatever "
+            f"the layer computed); the embedding output h_0 has norm {stats.fmt(u['h0'], 2)} untrained, "
+            f"{stats.fmt(t['h0'], 2)} trained (h_1: {stats.fmt(t['h1'], 2)}). The first L2 distance is "
+            f"{stats.fmt(t['l2'], 2)} trained and {stats.fmt(u['l2'], 2)} untrained; the norm difference "
+            f"|‖h_1‖ − ‖h_0‖| alone forces a fraction {stats.fmt(t['forced'], 3)} of it (trained). "
+            + ("So this point is a LayerNorm artifact (the E-wide embedding projected to H is far shorter than √H), "
+               "not a learned effect." if artifact else
+               "Here the norms match, so the first point measures what the layer changed, like the others."))
+    rough = {style: {key: stats.spread([roughness(seed) for seed in r["trained"][key]])
+                     for key in ("l2", "cosine_degrees")} for style, r in result["models"].items()}
+    for key, what in (("cosine_degrees", "angle (degrees)"), ("l2", "L2 distance")):
+        a, b = rough["ALBERT-style"][key], rough["BERT-style"][key]
+        verdict = ("the run cannot tell which is smoother (seed ranges overlap)." if not stats.separated(a, b) else
+                   ("the ALBERT-style (all-shared) transitions change less from layer to layer in every seed, "
+                    "the paper's 'smoother'." if a["mean"] < b["mean"] else
+                    "the BERT-style (not-shared) transitions change less from layer to layer in every seed, "
+                    "against the paper's 'smoother with sharing'."))
+        notes.append(f"Layer-to-layer change of the {what}, mean |Δ| over layers 2..N (trained): ALBERT-style "
+                     f"{stats.fmt(a, 2)}, BERT-style {stats.fmt(b, 2)}: {verdict}")
     return notes

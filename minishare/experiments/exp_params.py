@@ -1,6 +1,7 @@
 """Experiment "params": parameter counts. ALBERT's Tables 1, 3 and 4 (our exact counts beside the
-paper's rounded ones), Takase & Kiyono's configurations, and parameters as a function of the
-embedding size E and of the depth N, shared against not shared. No training."""
+paper's rounded ones), where the parameters of BERT-base and ALBERT-base go (embedding, encoder,
+heads), Takase & Kiyono's configurations, and parameters as a function of the embedding size E and
+of the depth N, shared against not shared. No training."""
 from minishare.analysis import params, plots
 from minishare.models import AlbertConfig, TransformerConfig
 
@@ -37,6 +38,9 @@ def takase_rows():
             for name, c in configs.items()], width
 
 
+BREAKDOWN_MODELS = ("bert-base", "albert-base")
+
+
 def run(out, settings, progress=True):
     takase, width = takase_rows()
     E_values = [32, 64, 128, 256, 512, 768]
@@ -48,6 +52,8 @@ def run(out, settings, progress=True):
     return {
         "albert": params.albert_tables(),
         "presets": params.preset_table(),
+        "breakdown": {name: params.parameter_breakdown(AlbertConfig.from_preset(name))
+                      for name in BREAKDOWN_MODELS},
         "takase": takase, "universal_ffn": width,
         "vs_E": {"E": E_values,
                  "not-shared": [count(embedding_size=E, sharing="not-shared") for E in E_values],
@@ -65,6 +71,12 @@ def figures(result, folder):
          plots.save_figure(plots.plot_param_bars([(r[1], r[2], r[3]) for r in table1],
                                                  "ALBERT Table 1: parameters (V = 30,000)"),
                            f"{folder}/params_table1")),
+        ("Where the parameters of BERT-base and ALBERT-base go (with the pre-training heads; the "
+         "tied MLM output weight is counted once, as the word embedding)",
+         plots.save_figure(plots.plot_param_breakdown(
+             result["breakdown"], "Where the parameters go: BERT-base (E = H = 768, not shared) vs\n"
+                                  "ALBERT-base (E = 128, all-shared); V = 30,000, N = 12, H = 768, Post-LN"),
+             f"{folder}/params_breakdown")),
         ("Takase & Kiyono: parameters of each configuration (M/N)",
          plots.save_figure(plots.plot_param_bars(result["takase"], "Takase & Kiyono: parameters (WMT base)"),
                            f"{folder}/params_takase")),
@@ -79,11 +91,45 @@ def figures(result, folder):
     ]
 
 
+def _breakdown_rows(breakdowns):
+    """(group, part, "count (percent)" per model) rows, then the totals."""
+    totals = {m: sum(n for g in b.values() for n in g.values()) for m, b in breakdowns.items()}
+    first = next(iter(breakdowns.values()))
+    rows = [(group, part, *(f"{b[group][part]:,} ({100 * b[group][part] / totals[m]:.1f}%)"
+                           for m, b in breakdowns.items()))
+            for group in first for part in first[group]]
+    return rows + [("total", "", *(f"{t:,}" for t in totals.values()))]
+
+
+def _xxlarge_note(result):
+    """Why our ALBERT-xxlarge count is not the paper's (the paper gives two figures), and which
+    other rows the paper's rounding does not explain."""
+    ours = next(count for table, name, count, _ in result["albert"] if name == "albert-xxlarge")
+    off = [f"{table} {name} ({count / 1e6:.1f}M printed {paper})"
+           for table, name, count, paper in result["albert"]
+           if int(paper[:-1]) not in (round(count / 1e6), count // 10 ** 6)]
+    return (f"ALBERT-xxlarge: we count {ours:,} ({ours / 1e6:.1f}M); the paper prints 235M in Table 1 "
+            "and 233M in Sec. 3.2, so it disagrees with itself, and neither figure follows from its "
+            "architecture (V = 30,000, E = 128, H = 4,096, FFN 16,384, 12 layers, all-shared, with the "
+            "pooler). Our count is computed from the built model, equals the closed form written out "
+            "in tests/test_params.py, and equals the count of Hugging Face's AlbertModel for "
+            "albert-xxlarge-v2 (222,595,584, the reference count in the same test). Rows whose "
+            "printed figure is neither our count rounded nor truncated to the million: "
+            + "; ".join(off) + ".")
+
+
 def report(result, figs):
     lines = ["ALBERT (Lan et al., 2019), V = 30,000, counted as the reference implementation counts "
              "(encoder with pooler). Each shared tensor is counted once; full-size models are "
              "built shape-only, so nothing is allocated.", "",
              params.format_table(result["albert"], ["table", "configuration", "ours", "paper"]), "",
+             _xxlarge_note(result), "",
+             "Where the parameters go, with the pre-training heads (MLM head and SOP/NSP "
+             "classifier; the paper's counts stop at the pooler). Each distinct tensor is counted "
+             "once: ALBERT-base's 12 positions use one attention and one FFN set, and the MLM output "
+             "layer is the word-embedding table (tied), counted under the embedding.", "",
+             params.format_table(_breakdown_rows(result["breakdown"]),
+                                 ["group", "part"] + [f"{m} (share)" for m in result["breakdown"]]), "",
              f"Takase & Kiyono (2021), Transformer (base) with V = 32,000 (our assumption: the paper "
              f"does not print V). The Universal model is one layer with an FFN of width "
              f"{result['universal_ffn']:,} so that its budget matches Vanilla.", "",

@@ -2,14 +2,22 @@
 figures (PNG and SVG) beside it.
 
 Each experiment is a module with ``run(out, settings) -> result`` (plain JSON data),
-``figures(result, folder)`` and ``report(result, figures) -> Markdown``. Results are cached in
-``OUT/<experiment>/result.json`` with the settings they were made with, so running again only
-redraws; ``--only NAME`` runs one experiment and the report still includes every cached one.
+``figures(result, folder)`` and ``report(result, figures) -> Markdown``, optionally
+``observations(result) -> [sentences]`` and ``requests(settings) -> {run name: run_training
+arguments}``, every training run it needs. The pipeline first trains all the runs the experiments
+request, ``jobs`` at a time in worker processes (``runs.train_all``), then calls each ``run``
+one after another: ``run`` finds its trainings cached, and timings it measures itself do not share
+the CPU with a training. Results are cached in ``OUT/<experiment>/result.json`` with the settings
+they were made with, so running again only redraws; ``--only NAME`` runs one experiment and the
+report still includes every cached one.
 """
 import json
 import os
 
-from minishare.experiments import exp_albert, exp_layerwise, exp_memory, exp_params, exp_plans, exp_sop_nsp, exp_takase
+from minishare.experiments import (exp_act, exp_albert, exp_embedding_size, exp_flops, exp_gradnorms, exp_layerwise,
+                                   exp_memory, exp_params, exp_plans, exp_regularizer, exp_sop_nsp, exp_takase,
+                                   exp_tying)
+from minishare.experiments import runs
 from minishare.experiments.settings import FULL, QUICK
 from minishare.files import atomic_write
 
@@ -19,28 +27,37 @@ EXPERIMENTS = {
     "albert_sharing": ("Convergence of ALBERT's sharing variants", exp_albert),
     "layerwise": ("Layer-to-layer transitions (ALBERT Figure 1)", exp_layerwise),
     "sop_nsp": ("SOP against NSP (ALBERT Table 5 layout)", exp_sop_nsp),
+    "embedding_size": ("Held-out loss against the embedding size E (ALBERT Table 3)", exp_embedding_size),
+    "tying": ("Tied against untied output layer", exp_tying),
+    "regularizer": ("Sharing as a regularizer: the train/held-out gap", exp_regularizer),
     "takase": ("Takase & Kiyono: Sequence, Cycle, Cycle (rev)", exp_takase),
     "memory": ("Memory and time: sharing saves memory, not compute", exp_memory),
+    "flops": ("FLOPs per token beside parameters", exp_flops),
+    "gradnorms": ("Gradient norms by layer position: Post-LN against Pre-LN, shared stacks", exp_gradnorms),
+    "act": ("The Universal Transformer with Adaptive Computation Time: ponder time per token", exp_act),
 }
 
 
-def run(out, quick=False, only=None, progress=True):
-    """Run (or load) the experiments and write the report; returns the report's path."""
+def run(out, quick=False, only=None, progress=True, jobs=1):
+    """Run (or load) the experiments and write the report; returns the report's path. ``jobs``:
+    how many training runs train at once (one process each, one BLAS thread each)."""
     unknown = sorted(set(only or ()) - set(EXPERIMENTS))
     if unknown:
         raise ValueError(f"unknown experiment(s) {', '.join(unknown)}; choose from {', '.join(EXPERIMENTS)}")
     settings = QUICK if quick else FULL
     os.makedirs(out, exist_ok=True)
+    todo = [name for name in EXPERIMENTS if (only is None or name in only)
+            and _cached(os.path.join(out, name), settings) is None]
+    runs.train_all(out, requests(todo, settings), jobs=jobs, progress=progress)
     sections = []
     for name, (title, module) in EXPERIMENTS.items():
         folder = os.path.join(out, name)
         result = _cached(folder, settings)
-        if only is None or name in only:
-            if result is None:
-                if progress:
-                    print(f"[reproduce] {name}: running", flush=True)
-                result = json.loads(json.dumps(module.run(out, settings, progress=progress)))
-                _write_json(os.path.join(folder, "result.json"), {"settings": settings.key(), "result": result})
+        if name in todo:
+            if progress:
+                print(f"[reproduce] {name}: running", flush=True)
+            result = json.loads(json.dumps(module.run(out, settings, progress=progress)))
+            _write_json(os.path.join(folder, "result.json"), {"settings": settings.key(), "result": result})
         if result is None:
             continue
         figs = module.figures(result, folder)
@@ -48,6 +65,20 @@ def run(out, quick=False, only=None, progress=True):
     path = os.path.join(out, "report.md")
     _write_text(path, _markdown(sections, settings, out))
     return path
+
+
+def requests(names, settings):
+    """Every training run the experiments ``names`` need: {run name: run_training arguments}. Two
+    experiments may share a run (same name), never with different arguments."""
+    wanted = {}
+    for name in names:
+        module = EXPERIMENTS[name][1]
+        for run_name, request in (module.requests(settings) if hasattr(module, "requests") else {}).items():
+            if run_name in wanted and wanted[run_name] != request:
+                raise ValueError(f"experiment {name!r} requests run {run_name!r} with other arguments "
+                                 "than another experiment: give one of them another name")
+            wanted[run_name] = request
+    return wanted
 
 
 def _cached(folder, settings):

@@ -1,31 +1,116 @@
 """Training runs with a cache: each run lives in ``OUT/runs/<name>/`` (checkpoint, history,
 settings), and an identical request later loads it instead of training again. Experiments that
 need the same run (the layer-wise figure and the convergence curves both use the trained
-not-shared and all-shared ALBERTs) therefore train it once."""
+not-shared and all-shared ALBERTs) therefore train it once.
+
+``train_all`` trains many runs at once in worker processes, one BLAS thread each: the models are
+small, so one process per core does more work per second than one process using every core for
+its small matrix products.
+"""
+import contextlib
 import csv
 import json
+import multiprocessing
 import os
 
 from minishare import checkpoint
 from minishare.experiments.common import run_training
+from minishare.files import atomic_write
+
+# Set in the environment the workers start with: OpenBLAS and OpenMP read these once, when NumPy
+# loads, so setting them inside a worker after its first import would be too late.
+ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def _request_text(request):
+    return json.dumps(request, sort_keys=True, default=str)
+
+
+def is_cached(out, name, request):
+    """True when ``out/runs/name`` holds a finished run of exactly this request."""
+    marker = os.path.join(out, "runs", name, "request.json")
+    if not os.path.exists(marker):
+        return False
+    with open(marker) as f:
+        return f.read() == _request_text(request)
 
 
 def cached_run(out, name, progress=True, **request):
     """``run_training(**request)`` into ``out/runs/name``, or its cached result when the same
     request finished before. Returns {"model", "history", "final"}."""
     folder = os.path.join(out, "runs", name)
-    marker = os.path.join(folder, "request.json")
-    wanted = json.dumps(request, sort_keys=True, default=str)
-    if os.path.exists(marker) and open(marker).read() == wanted:
+    if is_cached(out, name, request):
+        with open(os.path.join(folder, "final.json")) as f:
+            final = json.load(f)
         return {"model": checkpoint.load(os.path.join(folder, "checkpoint.npz")),
-                "history": read_history(os.path.join(folder, "history.csv")),
-                "final": json.load(open(os.path.join(folder, "final.json")))}
+                "history": read_history(os.path.join(folder, "history.csv")), "final": final}
     result = run_training(out=folder, progress=progress, **request)
-    with open(os.path.join(folder, "final.json"), "w") as f:
+    with atomic_write(os.path.join(folder, "final.json")) as f:
         json.dump(result["final"], f, indent=1)
-    with open(marker, "w") as f:      # written last: a crashed run is never taken as finished
-        f.write(wanted)
+    with atomic_write(os.path.join(folder, "request.json")) as f:   # last: a crashed run is never taken as finished
+        f.write(_request_text(request))
     return result
+
+
+def train_all(out, requests, jobs=1, progress=True):
+    """Train every run of ``requests`` ({name: run_training keyword arguments}) that is not cached
+    yet, ``jobs`` at a time, each in its own process with one BLAS thread. With ``jobs=1`` the runs
+    train one after another in this process. Returns {name: final metrics} for every request."""
+    if not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be a positive int, got {jobs!r}")
+    missing = [name for name, request in requests.items() if not is_cached(out, name, request)]
+    if progress and requests:
+        print(f"[train] {len(requests) - len(missing)} of {len(requests)} runs cached; "
+              f"training {len(missing)} with {jobs} job(s)", flush=True)
+    if jobs == 1 or len(missing) <= 1:
+        for name in missing:
+            cached_run(out, name, progress=progress, **requests[name])
+    else:
+        with worker_pool(min(jobs, len(missing))) as pool:
+            tasks = [(out, name, requests[name]) for name in missing]
+            for done, name in enumerate(pool.imap_unordered(_train_one, tasks), 1):
+                if progress:
+                    print(f"[train] {done}/{len(missing)} {name}", flush=True)
+    finals = {}
+    for name in requests:
+        with open(os.path.join(out, "runs", name, "final.json")) as f:
+            finals[name] = json.load(f)
+    return finals
+
+
+def _train_one(task):
+    """Worker: one cached run, silently (progress bars of parallel runs would interleave)."""
+    out, name, request = task
+    try:
+        cached_run(out, name, progress=False, **request)
+    except Exception as error:
+        raise RuntimeError(f"training run {name!r} failed: {error!r}") from None
+    return name
+
+
+@contextlib.contextmanager
+def worker_pool(processes):
+    """A pool of ``processes`` fresh interpreters ("spawn", not "fork": a forked worker would
+    inherit this process's already loaded BLAS and its threads) started with ONE_THREAD in their
+    environment, so NumPy loads single-threaded in each. This process's own BLAS, loaded already,
+    is not affected."""
+    with _environment(ONE_THREAD), multiprocessing.get_context("spawn").Pool(processes) as pool:
+        yield pool
+
+
+@contextlib.contextmanager
+def _environment(values):
+    """Set environment variables for the block (the spawned workers inherit them), then restore."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def read_history(path):

@@ -1,46 +1,96 @@
 """The sizes of the ``reproduce`` experiments: ``--quick`` (CI, a few minutes on 2 cores) and the
-full run (under an hour on 2 cores). Every model is tiny; what the figures show is the shape of
-the papers' effects, not their scale."""
+full run (under an hour on 2 cores with ``--jobs 2``). Every model is tiny; what the figures show
+is the shape of the papers' effects, not their scale. Every training comparison runs once per seed
+in ``seeds``, and the report gives mean and spread over them (``stats``)."""
 import dataclasses
 
 
 @dataclasses.dataclass(frozen=True)
 class Settings:
     quick: bool
+    seeds: tuple                 # every training comparison runs once per seed
     pretrain_steps: int          # ALBERT MLM + SOP/NSP runs
+    pretrain_lr: float           # peak AdamW learning rate of the ALBERT runs
     batch_size: int
     seq_len: int
     vocab_size: int
-    albert: dict                 # overrides of the albert-tiny preset
+    albert: dict                 # overrides of the albert-tiny preset (the sharing variants)
+    embedding_sizes: tuple       # E of the embedding-size sweep, at the H of ``albert``
+    layerwise: dict              # overrides for ALBERT Figure 1: N >= 12, E of the ALBERT-style model
     seq2seq_task: str
     seq2seq_steps: int
     seq2seq: dict                # TransformerConfig fields of the Vanilla model
     eval_every: int
     depths: tuple                # the depth sweep of the memory and time experiment
     timing_repeats: int
+    # analysis experiments (FLOPs check, gradient norms by layer position)
+    flops_models: tuple          # (H, N) of the tiny ALBERTs whose step time is set against their FLOPs
+    flops_batch: int             # batch size of that timing (sequence length: seq_len)
+    gradnorm_model: dict         # albert-tiny overrides of the gradient-norm models, N included
+    gradnorm_unique: int         # M of Cycle (rev) in the gradient-norm comparison
+    gradnorm_steps: tuple        # training steps at which the gradient norms are measured (0: init)
+    gradnorm_batch: tuple        # (batch size, sequence length) of those runs
+    act_task: str                # toy seq2seq task of the Universal Transformer with ACT
+    act_steps: int               # its training steps
+    act: dict                    # its TransformerConfig fields (sharing "universal", act=True)
 
     def key(self):
         """What a cached result depends on: rerunning with other settings retrains."""
         return dataclasses.asdict(self)
 
 
-# Quick: every experiment runs, on small models and few steps (about a minute on 2 cores); the
-# seq2seq task is "reverse", whose short targets keep greedy decoding in evaluation cheap.
-QUICK = Settings(quick=True, pretrain_steps=80, batch_size=16, seq_len=32, vocab_size=1000,
-                 albert=dict(hidden_size=64, embedding_size=32, num_attention_heads=2,
-                             intermediate_size=256, num_hidden_layers=4),
+# Quick: every experiment runs, on small models and few steps; the seq2seq task is "reverse", whose
+# short targets keep greedy decoding in evaluation cheap. Two seeds: the least that has a spread;
+# the numbers are not meant to separate anything. The ALBERT runs (30 steps of H = 32, N = 2) cost
+# less than their setup (tokenizer and examples, about 2 CPU-s each).
+QUICK = Settings(quick=True, seeds=(0, 1), pretrain_steps=30, pretrain_lr=3e-3, batch_size=8, seq_len=32,
+                 vocab_size=1000,
+                 albert=dict(hidden_size=32, embedding_size=16, num_attention_heads=2,
+                             intermediate_size=64, num_hidden_layers=2),
+                 embedding_sizes=(8, 16, 32),
+                 layerwise=dict(num_hidden_layers=12, embedding_size=8),
                  seq2seq_task="reverse", seq2seq_steps=100,
                  seq2seq=dict(hidden_size=32, num_attention_heads=2, intermediate_size=128,
                               num_hidden_layers=2, norm_position="pre"),
-                 eval_every=20, depths=(2, 4, 8), timing_repeats=3)
+                 eval_every=10, depths=(2, 4, 8), timing_repeats=3,
+                 flops_models=((32, 2), (64, 2), (64, 4)), flops_batch=4,
+                 gradnorm_model=dict(hidden_size=32, embedding_size=16, num_attention_heads=2,
+                                     intermediate_size=128, num_hidden_layers=6),
+                 gradnorm_unique=3, gradnorm_steps=(0, 5), gradnorm_batch=(8, 16),
+                 act_task="copy", act_steps=30,
+                 act=dict(hidden_size=16, num_attention_heads=2, intermediate_size=32, num_hidden_layers=3,
+                          norm_position="pre", sharing="universal", timestep_signal=True, act=True,
+                          act_loss_weight=0.001))
 
-# The albert-tiny preset (E = 32, H = 128, N = 4) with V = 1,000: in 1,200 steps it gets below the
-# unigram baseline on held-out MLM and well above chance on SOP. SCAN at 600 steps leaves the
-# seq2seq models mid-way (about 90% exact match for Vanilla), where differences can show.
-FULL = Settings(quick=False, pretrain_steps=1200, batch_size=32, seq_len=64, vocab_size=1000,
-                albert=dict(hidden_size=128, embedding_size=32, num_attention_heads=2,
-                            intermediate_size=512, num_hidden_layers=4),
+# Full. The ALBERT numbers come from pilot runs on the 2 shared cores (CPU seconds measured with
+# time.process_time, so other processes on the machine do not inflate them):
+# - H = 64, E = 32, N = 4, FFN 256, batch 32 × 64 tokens: about 0.11 CPU-s per step (H = 128, the
+#   old setting, cost 2.5× as much); 36 batches make an epoch of the embedded corpus, so 500 steps
+#   see it about 14 times (the regularizer experiment needs repeated data).
+# - lr 3e-3 (peak, linear warm-up and decay): at 400 steps the held-out MLM loss was 5.94 against
+#   6.03 with lr 1e-3 (unigram baseline 6.09), i.e. 1e-3 had barely left the unigram solution.
+# - 500 steps: the budget. Runs of this part: 12 sharing variants + 3 NSP + 12 E sweep + 6 untied
+#   (N = 4, about 0.11 × 500 + 3 s setup each) and 6 Figure 1 runs (N = 12, about 0.3 CPU-s per
+#   step): about 33 × 58 + 6 × 153 = 2,800 CPU-s, plus about 60 s of evaluation in run(), within
+#   the 3,600 core-seconds of this part (about 25 minutes of wall clock with --jobs 2).
+# - E in {16, 32, 64} at H = 64: ALBERT's Table 3 sweeps E up to H; 32 is the variants' own E,
+#   so its runs are shared with albert_sharing. Figure 1: N = 12 (the least depth the issue asks
+#   for), ALBERT-style E = 16 (E/H = 1/4).
+FULL = Settings(quick=False, seeds=(0, 1, 2), pretrain_steps=500, pretrain_lr=3e-3, batch_size=32, seq_len=64,
+                vocab_size=1000,
+                albert=dict(hidden_size=64, embedding_size=32, num_attention_heads=2,
+                            intermediate_size=256, num_hidden_layers=4),
+                embedding_sizes=(16, 32, 64),
+                layerwise=dict(num_hidden_layers=12, embedding_size=16),
                 seq2seq_task="scan", seq2seq_steps=600,
                 seq2seq=dict(hidden_size=64, num_attention_heads=4, intermediate_size=256,
                              num_hidden_layers=3, norm_position="pre"),
-                eval_every=200, depths=(2, 4, 8, 12), timing_repeats=5)
+                eval_every=100, depths=(2, 4, 8, 12), timing_repeats=5,
+                flops_models=((64, 2), (128, 2), (128, 6), (256, 4)), flops_batch=8,
+                gradnorm_model=dict(hidden_size=64, embedding_size=32, num_attention_heads=2,
+                                    intermediate_size=256, num_hidden_layers=12),
+                gradnorm_unique=4, gradnorm_steps=(0, 10, 100), gradnorm_batch=(16, 32),
+                act_task="copy", act_steps=2000,
+                act=dict(hidden_size=32, num_attention_heads=2, intermediate_size=128, num_hidden_layers=4,
+                         norm_position="pre", sharing="universal", timestep_signal=True, act=True,
+                         act_loss_weight=0.001))

@@ -10,15 +10,11 @@ positions without an MLM target.
 from minishare import functional as F
 from minishare.models.config import AlbertConfig
 from minishare.models.embeddings import AlbertEmbeddings
+from minishare.models.inputs import check_batch, check_ids, check_like
 from minishare.models.outputs import ModelOutput
 from minishare.nn import Dropout, LayerNorm, Linear, Module, encoder, init, padding_mask
 from minishare.nn.transformer import ACTIVATIONS
 from minishare.tensor import Tensor
-
-
-def _check_ids(input_ids, name="input_ids"):
-    if input_ids.ndim != 2:
-        raise ValueError(f"{name} must have shape (batch, seq_len), got {tuple(input_ids.shape)}")
 
 
 class AlbertModel(Module):
@@ -40,7 +36,9 @@ class AlbertModel(Module):
         init.bert_init_(self, std=config.initializer_range)
 
     def forward(self, input_ids, attention_mask=None, token_type_ids=None, output_hidden_states=False):
-        _check_ids(input_ids)
+        shape = check_ids(input_ids)                                         # (B, T)
+        check_like(attention_mask, shape, "attention_mask")
+        check_like(token_type_ids, shape, "token_type_ids")
         x = self.embeddings(input_ids, token_type_ids)                       # (B, T, H)
         mask = None if attention_mask is None else padding_mask(attention_mask)  # (B, 1, 1, T)
         x, states = self.encoder(x, {"attention": {"mask": mask}, "ffn": {}}, output_hidden_states=True)
@@ -84,6 +82,9 @@ class AlbertForPreTraining(Module):
 
     def forward(self, input_ids, attention_mask=None, token_type_ids=None, labels=None,
                 sentence_order_label=None, output_hidden_states=False):
+        shape = check_ids(input_ids)                                         # (B, T)
+        check_like(labels, shape, "labels")
+        check_batch(sentence_order_label, shape[0], "sentence_order_label")
         out = self.albert(input_ids, attention_mask, token_type_ids, output_hidden_states)
         logits = self.predictions(out.last_hidden_state)                     # (B, T, V)
         sop_logits = self.sop_classifier(self.dropout(out.pooler_output))    # (B, 2)

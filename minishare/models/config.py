@@ -13,9 +13,9 @@ class AlbertConfig:
 
     V = vocab_size, E = embedding_size, H = hidden_size, N = num_hidden_layers, M = num_unique_layers.
     ``sharing`` is a strategy of ``minishare.sharing`` ("all-shared", "not-shared",
-    "shared-attention", "shared-ffn", "sequence", "cycle", "cycle-rev", "universal") or an explicit
-    schedule; ``num_unique_layers`` is M for the Takase & Kiyono strategies. ``norm_position`` is
-    "post" (BERT, ALBERT) or "pre".
+    "shared-attention", "shared-ffn", "sequence", "cycle", "cycle-rev", "cycle-rev-code",
+    "universal") or an explicit schedule; ``num_unique_layers`` is M for the Takase & Kiyono
+    strategies. ``norm_position`` is "post" (BERT, ALBERT) or "pre".
     """
     vocab_size: int = 30000
     embedding_size: int = 128
@@ -54,13 +54,24 @@ class AlbertConfig:
     def to_dict(self):
         return dataclasses.asdict(self)
 
+    def _repr_html_(self):
+        """Jupyter shows a config that ends a cell as its shape, plan and parameter breakdown."""
+        from minishare.analysis.display import config_html
+        return config_html(self)
+
 
 @dataclasses.dataclass
 class TransformerConfig:
     """An encoder-decoder (translation-like tasks) or a decoder-only language model with sinusoidal
     positions (Vaswani et al., 2017), as in Takase & Kiyono's experiments. ``num_hidden_layers`` is
     N for the encoder (and the decoder-only LM); ``num_decoder_layers`` defaults to N. The same
-    sharing plan shape is applied to encoder and decoder, as in the paper."""
+    sharing plan shape is applied to encoder and decoder, as in the paper.
+
+    The Universal Transformer (Dehghani et al., 2018) is ``sharing="universal"`` with
+    ``timestep_signal`` (position and timestep sinusoids added before every step, Sec. 2.1) and,
+    optionally, ``act``: Adaptive Computation Time in every stack (Sec. 2.2), at most N steps per
+    stack, halting threshold 1 − ``act_epsilon``, and ``act_loss_weight`` (τ) times the mean ponder
+    time N + R added to the loss."""
     vocab_size: int = 1000
     embedding_size: object = None          # None: E = H, no factorization
     hidden_size: int = 128
@@ -79,6 +90,10 @@ class TransformerConfig:
     norm_position: str = "pre"
     tie_word_embeddings: bool = True
     pad_token_id: int = 0
+    timestep_signal: bool = False          # the Universal Transformer's coordinate embedding
+    act: bool = False                      # Adaptive Computation Time in encoder and decoder
+    act_epsilon: float = 0.01              # ε: a position halts when Σ p reaches 1 − ε (Graves, 2016)
+    act_loss_weight: float = 0.01          # τ: weight of the ponder cost in the loss
 
     def __post_init__(self):
         if self.embedding_size is None:
@@ -93,14 +108,19 @@ class TransformerConfig:
     def to_dict(self):
         return dataclasses.asdict(self)
 
+    def _repr_html_(self):
+        """Jupyter shows a config that ends a cell as its shape, plan and parameter breakdown."""
+        from minishare.analysis.display import config_html
+        return config_html(self)
+
 
 def validate(config):
     """Refuse impossible configurations with a message naming the field."""
     name = type(config).__name__
     for field in ("vocab_size", "embedding_size", "hidden_size", "num_hidden_layers",
                   "num_decoder_layers", "num_attention_heads", "intermediate_size",
-                  "max_position_embeddings"):
-        if not hasattr(config, field):   # num_decoder_layers: TransformerConfig only
+                  "max_position_embeddings", "type_vocab_size"):
+        if not hasattr(config, field):   # num_decoder_layers, type_vocab_size: one config only
             continue
         value = getattr(config, field)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -112,9 +132,22 @@ def validate(config):
         raise ValueError(f"{name}.hidden_act must be one of {', '.join(ACTIVATIONS)}, got {config.hidden_act!r}")
     if config.norm_position not in NORM_POSITIONS:
         raise ValueError(f"{name}.norm_position must be 'post' or 'pre', got {config.norm_position!r}")
+    _check_number(config, "layer_norm_eps", "a positive number (it keeps LayerNorm's division finite)",
+                  lambda eps: eps > 0)
+    _check_number(config, "initializer_range", "a number >= 0 (the standard deviation of the initial "
+                  "weights)", lambda std: std >= 0)
     for field in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
         if not 0 <= getattr(config, field) < 1:
             raise ValueError(f"{name}.{field} must lie in [0, 1), got {getattr(config, field)}")
+    for field in ("tie_word_embeddings", "timestep_signal", "act"):
+        if hasattr(config, field) and not isinstance(getattr(config, field), bool):
+            raise ValueError(f"{name}.{field} must be True or False, got {getattr(config, field)!r}")
+    if getattr(config, "act", False):
+        if not 0 < config.act_epsilon < 1:
+            raise ValueError(f"{name}.act_epsilon must lie in (0, 1) (the halting threshold is "
+                             f"1 − act_epsilon), got {config.act_epsilon!r}")
+        if not config.act_loss_weight >= 0:
+            raise ValueError(f"{name}.act_loss_weight must be >= 0, got {config.act_loss_weight!r}")
     M, N = config.num_unique_layers, config.num_hidden_layers
     if M is not None and (not isinstance(M, int) or M < 1 or M > N):
         raise ValueError(f"{name}.num_unique_layers (M) must be an int with 1 <= M <= N = "
@@ -129,3 +162,9 @@ def validate(config):
         except (ValueError, TypeError) as error:
             raise type(error)(f"{name}.sharing={config.sharing!r} with {field}={n_layers} and "
                               f"num_unique_layers={M!r}: {error}") from None
+
+
+def _check_number(config, field, wanted, ok):
+    value = getattr(config, field)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not ok(value):
+        raise ValueError(f"{type(config).__name__}.{field} must be {wanted}, got {value!r}")

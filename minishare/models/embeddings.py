@@ -2,9 +2,12 @@
 
 BERT embeds each of V tokens directly in the hidden size: a V × H table. ALBERT embeds in a small
 E and projects to H: V × E + E × H parameters, far fewer when E ≪ H (V = 30,000, H = 4096, E = 128:
-123M -> 4.4M). With E = H there is no projection and the embedding is exactly BERT's. (ALBERT's
-reference code keeps an H × H projection even when E = H; we follow BERT there, so the E = 768 rows
-of Tables 3 and 4 count BERT's embedding.)
+123M -> 4.4M). With E = H there is no projection and the embedding is exactly BERT's, as in
+Google's reference code (modeling.py of google-research/albert applies
+``embedding_hidden_mapping_in`` only when the embedding width differs from H). Hugging Face's
+``AlbertTransformer`` always builds that Linear(E, H), so with E = H it keeps an H × H projection
+and counts H² + H more parameters; the E = 768 rows of Tables 3 and 4 here count BERT's embedding,
+as Google's code does.
 """
 import math
 

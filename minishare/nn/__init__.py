@@ -3,5 +3,6 @@ from minishare.nn import init, utils
 from minishare.nn.container import ModuleList, Sequential
 from minishare.nn.layers import Dropout, Embedding, LayerNorm, Linear
 from minishare.nn.module import Module, Parameter
+from minishare.nn.act import AdaptiveComputationTime
 from minishare.nn.attention import MultiHeadAttention, causal_mask, padding_mask
 from minishare.nn.transformer import FFN, Residual, Stack, decoder, encoder

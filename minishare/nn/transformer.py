@@ -11,6 +11,7 @@ LayerNorm. The stacks build each distinct set once and ask the plan (``minishare
 set serves which position; they never look at the strategy's name.
 """
 from minishare import backend, functional as F
+from minishare.nn.act import AdaptiveComputationTime
 from minishare.nn.attention import MultiHeadAttention, causal_mask
 from minishare.nn.container import ModuleList
 from minishare.nn.layers import Dropout, LayerNorm, Linear
@@ -76,52 +77,77 @@ class Stack(Module):
 
     ``components`` lists (name, make) pairs in the order a layer runs them; ``make()`` builds one
     parameter set of that component. Position i runs ``sets[name][plan.index(name, i)]``.
+
+    ``timestep``: add the Universal Transformer's coordinate embedding before every position
+    (``timestep_signal``). ``act``: Adaptive Computation Time (``minishare.nn.act``) with
+    threshold 1 − ``act_epsilon``: the N positions become at most N steps, each position of the
+    sequence halting on its own, and the output is the halting-weighted mix of its states. The plan
+    still decides which parameters serve step i (with ``"universal"``, one layer for every step).
     """
 
-    def __init__(self, plan, components, hidden_size, norm_position, dropout, eps, timestep=False):
+    def __init__(self, plan, components, hidden_size, norm_position, dropout, eps, timestep=False,
+                 act=False, act_epsilon=0.01):
         super().__init__()
         self.plan, self.order, self.timestep = plan, [name for name, _ in components], timestep
         for name, make in components:
             residuals = [Residual(make(), hidden_size, norm_position, dropout, eps)
                          for _ in range(plan.n_sets(name))]
             setattr(self, f"{name}_sets", ModuleList(residuals))
+        self.act = AdaptiveComputationTime(hidden_size, act_epsilon) if act else None
         self.final_norm = LayerNorm(hidden_size, eps=eps) if norm_position == "pre" else None
 
-    def forward(self, x, inputs, output_hidden_states=False):
+    def _layer(self, i, x, inputs):
+        """Position (or ACT step) i: the coordinate embedding if asked, then the components."""
+        if self.timestep:
+            x = x + timestep_signal(i, x.shape[1], x.shape[2], x.dtype)
+        for name in self.order:
+            x = getattr(self, f"{name}_sets")[self.plan.index(name, i)](x, **inputs[name])
+        return x
+
+    def forward(self, x, inputs, output_hidden_states=False, output_ponder=False):
         """x (B, T, H); ``inputs[name]`` are the extra arguments of that component (masks, the
-        encoder output). Returns the output, and with ``output_hidden_states`` also the list of
-        the N + 1 states between layers (the input of layer i is states[i], its output states[i+1])."""
-        states = [x]
-        for i in range(self.plan.n_layers):
-            if self.timestep:
-                x = x + timestep_signal(i, x.shape[1], x.shape[2], x.dtype)
-            for name in self.order:
-                x = getattr(self, f"{name}_sets")[self.plan.index(name, i)](x, **inputs[name])
-            states.append(x)
+        encoder output). Returns the output (B, T, H), followed, when asked, by the list of states
+        between layers (the input of layer i is states[i], its output states[i+1]; N + 1 of them,
+        or with ACT one more than the steps taken) and by the ``Ponder`` record of ACT (None
+        without ACT)."""
+        ponder = None
+        if self.act is None:
+            states = [x]
+            for i in range(self.plan.n_layers):
+                x = self._layer(i, x, inputs)
+                states.append(x)
+        else:
+            x, ponder = self.act(x, lambda i, s: self._layer(i, s, inputs), self.plan.n_layers)
+            states = ponder.states
         if self.final_norm is not None:
             x = self.final_norm(x)
-        return (x, states) if output_hidden_states else x
+        extras = ([states] if output_hidden_states else []) + ([ponder] if output_ponder else [])
+        return (x, *extras) if extras else x
 
 
 def encoder(plan, hidden_size, num_heads, intermediate_size, hidden_act="gelu", norm_position="post",
-            hidden_dropout=0.0, attention_dropout=0.0, eps=1e-12, timestep=False):
-    """An encoder stack: self-attention, then FFN, at every position."""
+            hidden_dropout=0.0, attention_dropout=0.0, eps=1e-12, timestep=False, act=False,
+            act_epsilon=0.01):
+    """An encoder stack: self-attention, then FFN, at every position (``Stack`` explains
+    ``timestep`` and ``act``)."""
     return Stack(plan, [
         ("attention", lambda: MultiHeadAttention(hidden_size, num_heads, attention_dropout)),
         ("ffn", lambda: FFN(hidden_size, intermediate_size, hidden_act)),
-    ], hidden_size, norm_position, hidden_dropout, eps, timestep)
+    ], hidden_size, norm_position, hidden_dropout, eps, timestep, act, act_epsilon)
 
 
 def decoder(plan, hidden_size, num_heads, intermediate_size, hidden_act="gelu", norm_position="post",
-            hidden_dropout=0.0, attention_dropout=0.0, eps=1e-12, cross_attention=True):
+            hidden_dropout=0.0, attention_dropout=0.0, eps=1e-12, cross_attention=True, timestep=False,
+            act=False, act_epsilon=0.01):
     """A decoder stack: masked self-attention, cross-attention to the encoder (unless
-    ``cross_attention`` is False: a decoder-only LM), then FFN."""
+    ``cross_attention`` is False: a decoder-only LM), then FFN. With ``act``, a position's halting
+    depends on its own state alone, so the causal mask still keeps every position from the future."""
     components = [("attention", lambda: MultiHeadAttention(hidden_size, num_heads, attention_dropout))]
     if cross_attention:
         components.append(("cross_attention",
                            lambda: MultiHeadAttention(hidden_size, num_heads, attention_dropout)))
     components.append(("ffn", lambda: FFN(hidden_size, intermediate_size, hidden_act)))
-    return Stack(plan, components, hidden_size, norm_position, hidden_dropout, eps)
+    return Stack(plan, components, hidden_size, norm_position, hidden_dropout, eps, timestep, act, act_epsilon)
 
 
 __all__ = ["Residual", "FFN", "Stack", "encoder", "decoder", "causal_mask", "timestep_signal"]

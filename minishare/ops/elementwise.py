@@ -22,6 +22,7 @@ def unbroadcast(grad, shape):
 
 class Add(Function):
     """c = a + b (broadcast).  dc/da = 1, dc/db = 1."""
+    arithmetic = True
 
     def forward(self, a, b):
         self.shapes = a.shape, b.shape
@@ -33,6 +34,7 @@ class Add(Function):
 
 class Sub(Function):
     """c = a - b (broadcast).  dc/da = 1, dc/db = -1."""
+    arithmetic = True
 
     def forward(self, a, b):
         self.shapes = a.shape, b.shape
@@ -44,6 +46,7 @@ class Sub(Function):
 
 class Mul(Function):
     """c = a * b (broadcast).  dc/da = b, dc/db = a."""
+    arithmetic = True
 
     def forward(self, a, b):
         self.a, self.b = a, b
@@ -55,6 +58,7 @@ class Mul(Function):
 
 class Div(Function):
     """c = a / b (broadcast).  dc/da = 1/b, dc/db = -a/b² = -c/b."""
+    arithmetic = True
 
     def forward(self, a, b):
         self.a_shape, self.b, self.c = a.shape, b, a / b

@@ -11,6 +11,7 @@ class MatMul(Function):
     """C = A @ B with A (..., n, k) and B (..., k, m) -> C (..., n, m); leading (batch) axes
     broadcast. dL/dA = dL/dC @ Bᵀ, dL/dB = Aᵀ @ dL/dC, each summed over the axes it was broadcast
     along. Both inputs need at least two dimensions (write a vector as a 1 × k or k × 1 matrix)."""
+    arithmetic = True
 
     def forward(self, a, b):
         if a.ndim < 2 or b.ndim < 2 or a.shape[-1] != b.shape[-2]:

@@ -1,0 +1,125 @@
+"""What every notebook of the course needs besides the library: the quick/full switch and the
+committed results of the full reproduction.
+
+One environment variable chooses the mode, so CI and a student run the same notebooks:
+
+    MINISHARE_QUICK=1   quick: tiny models, a few dozen steps (CI: under a minute per notebook on
+                        2 CPU cores); the numbers show the mechanics, not the papers' effects
+    (unset, or 0)       full: the settings of ``python -m minishare reproduce``; where that would
+                        train for long, the notebook loads the committed results of that run from
+                        ``book/figures/<experiment>/result.json`` instead, and says so
+
+    from minishare.experiments import course
+    print(course.setup())                   # figures display inline; says which mode this is
+    steps = course.pick(quick=30, full=300)
+    result = course.committed_result("albert_sharing")
+"""
+import inspect
+import json
+import os
+import tempfile
+
+ENV = "MINISHARE_QUICK"
+# book/figures/ of this checkout: the package sits at the root of the repository (pip install -e .)
+FIGURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                       "book", "figures")
+
+
+def is_quick():
+    """True when ``MINISHARE_QUICK`` is set to anything but "" or "0"."""
+    return os.environ.get(ENV, "") not in ("", "0")
+
+
+def pick(quick, full):
+    """``quick`` in quick mode, ``full`` otherwise: one line per setting that differs."""
+    return quick if is_quick() else full
+
+
+def settings():
+    """The ``reproduce`` settings of this mode (``experiments.settings.QUICK`` or ``FULL``)."""
+    from minishare.experiments.settings import FULL, QUICK
+    return QUICK if is_quick() else FULL
+
+
+def setup():
+    """The first cell of every notebook: make the library's figures (pyplot-free matplotlib
+    Figures) display when they end a cell, as ``%matplotlib inline`` does, and return the line
+    that says which mode this is. Outside IPython only the line is returned."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return banner()
+    shell = get_ipython()
+    if shell is not None:
+        shell.run_line_magic("matplotlib", "inline")
+    return banner()
+
+
+def banner():
+    """One line that tells the reader which mode the notebook runs in and what that means."""
+    if is_quick():
+        return (f"Quick mode ({ENV}=1): tiny models and few steps, so every cell runs in seconds. "
+                "The numbers show how the code works, not the papers' effects.")
+    return (f"Full mode ({ENV} unset): the settings of the full reproduction; long trainings are "
+            f"loaded from its committed results in {FIGURES}.")
+
+
+def scratch(name):
+    """A folder for a notebook's training outputs, outside the repository (under the system's
+    temporary directory), so running the course leaves the checkout clean."""
+    path = os.path.join(tempfile.gettempdir(), "minishare-notebooks", name)
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def committed_result(name, folder=None):
+    """The ``result`` of experiment ``name`` as the full ``reproduce`` run committed it
+    (``book/figures/<name>/result.json``), with the settings it was made with under
+    ``result_settings``. Raises FileNotFoundError naming the file and the command that makes it."""
+    path = os.path.join(folder or FIGURES, name, "result.json")
+    if not os.path.exists(path):
+        raise FileNotFoundError(
+            f"no committed result for experiment {name!r} at {path}; run "
+            f"`python -m minishare reproduce --out book/figures --only {name}` (or set {ENV}=1 "
+            "to train the tiny version in the notebook)")
+    with open(path) as f:
+        saved = json.load(f)
+    if not isinstance(saved, dict) or "result" not in saved:
+        raise ValueError(f"{path} is not a reproduce result (no 'result' key)")
+    return saved["result"]
+
+
+def committed_figure(name, filename, folder=None):
+    """Path of a PNG the full run committed (``book/figures/<name>/<filename>``), for
+    ``IPython.display.Image``; FileNotFoundError names the file when it is missing."""
+    path = os.path.join(folder or FIGURES, name, filename)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no committed figure {path}; run `python -m minishare reproduce "
+                                f"--out book/figures --only {name}`")
+    return path
+
+
+class Source:
+    """The source of a library function or class, shown in a notebook as a highlighted code block
+    headed by its file and line: the cell shows the code that runs, never a copy of it."""
+
+    def __init__(self, obj):
+        self.text = inspect.getsource(obj)
+        root = os.path.dirname(os.path.dirname(FIGURES))
+        path = os.path.relpath(inspect.getsourcefile(obj), root)
+        self.where = f"{path}, line {inspect.getsourcelines(obj)[1]}"
+
+    def _repr_markdown_(self):
+        return f"`{self.where}`\n\n```python\n{self.text}```"
+
+    def __repr__(self):
+        return f"# {self.where}\n{self.text}"
+
+
+def reveal(guess, actual, what="the value"):
+    """The end-of-notebook questions: the student writes a prediction in ``guess`` before running
+    the cell; this prints the computed value beside it (or asks for a guess when there is none)."""
+    if guess is None:
+        return f"{what}: {actual!r} (write your prediction into `guess` first, then run again)"
+    off = abs(guess - actual) / abs(actual) if actual else abs(guess)
+    return f"{what}: {actual!r}; your prediction {guess!r} is off by {off:.0%}"

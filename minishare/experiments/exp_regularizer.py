@@ -1,0 +1,55 @@
+"""Experiment "regularizer": is sharing a regularizer? The gap between the held-out MLM loss and
+the training MLM loss at the end of training, for ALBERT's four sharing variants (the runs of
+"albert_sharing", over seeds). A model that memorizes its training documents has a large gap; the
+runs see the training corpus many times (fresh masks and segments each epoch), so memorizing is
+possible. The training loss is the mean over the last ``eval_every`` steps (the batches the model
+trained on just before the final held-out evaluation)."""
+from minishare.experiments import exp_albert, stats
+
+
+def requests(settings):
+    return exp_albert.requests(settings)
+
+
+def gap(history, window):
+    """Final held-out MLM loss minus the mean training MLM loss over the last ``window`` steps."""
+    train = [row["mlm_loss"] for row in history[-window:]]
+    return history[-1]["eval_mlm_loss"] - sum(train) / len(train)
+
+
+def run(out, settings, progress=True):
+    result = {"window": settings.eval_every, "models": {}}
+    for sharing in exp_albert.VARIANTS:
+        runs = exp_albert.seed_runs(out, settings, sharing, progress=progress)
+        window = settings.eval_every
+        result["models"][sharing] = {
+            "params": exp_albert.summarize(runs)["params"],
+            "train": stats.spread([sum(row["mlm_loss"] for row in r["history"][-window:]) / window for r in runs]),
+            "held_out": stats.spread([r["history"][-1]["eval_mlm_loss"] for r in runs]),
+            "gap": stats.spread([gap(r["history"], window) for r in runs])}
+    return result
+
+
+def figures(result, folder):
+    return []
+
+
+def report(result, figs):
+    n = result["models"]["not-shared"]["gap"]["n"]
+    rows = [f"Mean ± standard deviation (min–max) over {n} seeds; training loss averaged over the last "
+            f"{result['window']} steps.", "",
+            "| variant | parameters | training MLM loss | held-out MLM loss | gap (held-out − training) |",
+            "|---|---|---|---|---|"]
+    for name, r in result["models"].items():
+        rows.append(f"| {name} | {r['params']:,} | {stats.fmt(r['train'])} | {stats.fmt(r['held_out'])} "
+                    f"| {stats.fmt(r['gap'])} |")
+    return "\n".join(rows)
+
+
+def observations(result):
+    m = result["models"]
+    a, b = m["all-shared"]["gap"], m["not-shared"]["gap"]
+    verdict = ("the run cannot tell the gaps apart (seed ranges overlap)" if not stats.separated(a, b) else
+               ("all-shared has the smaller gap in every seed: sharing acts as a regularizer here"
+                if a["mean"] < b["mean"] else "not-shared has the smaller gap in every seed"))
+    return [f"Held-out minus training MLM loss: all-shared {stats.fmt(a)}, not-shared {stats.fmt(b)}: {verdict}."]

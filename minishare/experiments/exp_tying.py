@@ -1,0 +1,62 @@
+"""Experiment "tying": the MLM output layer tied to the word embeddings (BERT and ALBERT do it;
+``tie_word_embeddings``, Hugging Face's field name) against an untied output layer, with plain
+embeddings (E = H) and factorized ones (E < H), not-shared, over seeds: the parameters tying saves
+(V × E, the output matrix) and the held-out loss at equal steps."""
+from minishare.experiments import exp_albert, stats
+
+
+def variants(settings):
+    """name -> AlbertConfig fields that differ from settings.albert (not-shared throughout)."""
+    H, E = settings.albert["hidden_size"], settings.albert["embedding_size"]
+    return {f"plain E = H = {H}, tied": dict(embedding_size=H, tie_word_embeddings=True),
+            f"plain E = H = {H}, untied": dict(embedding_size=H, tie_word_embeddings=False),
+            f"factorized E = {E}, tied": dict(embedding_size=E, tie_word_embeddings=True),
+            f"factorized E = {E}, untied": dict(embedding_size=E, tie_word_embeddings=False)}
+
+
+def _config(config):
+    """Tied is the preset's default: leave it out of the request, so the tied runs are the very
+    runs the other experiments train."""
+    return {k: v for k, v in config.items() if not (k == "tie_word_embeddings" and v)}
+
+
+def requests(settings):
+    return {name: request for config in variants(settings).values()
+            for name, request in exp_albert.seed_requests(settings, "not-shared", **_config(config)).items()}
+
+
+def run(out, settings, progress=True):
+    result = {"V": settings.vocab_size, "N": settings.albert["num_hidden_layers"], "models": {}}
+    for name, config in variants(settings).items():
+        summary = exp_albert.summarize(exp_albert.seed_runs(out, settings, "not-shared", progress=progress,
+                                                            **_config(config)))
+        del summary["histories"]
+        result["models"][name] = {"E": config["embedding_size"], "tied": config["tie_word_embeddings"], **summary}
+    return result
+
+
+def figures(result, folder):
+    return []
+
+
+def report(result, figs):
+    n = next(iter(result["models"].values()))["final"]["eval_mlm_loss"]["n"]
+    rows = [f"Not-shared, N = {result['N']}, Post-LN; mean ± standard deviation (min–max) over {n} seeds, at equal steps.", "",
+            "| model | parameters | held-out MLM loss | MLM accuracy |", "|---|---|---|---|"]
+    for name, r in result["models"].items():
+        rows.append(f"| {name} | {r['params']:,} | {stats.fmt(r['final']['eval_mlm_loss'])} "
+                    f"| {stats.fmt(r['final']['eval_mlm_accuracy'])} |")
+    return "\n".join(rows)
+
+
+def observations(result):
+    notes, models = [], list(result["models"].items())
+    for (tied_name, tied), (untied_name, untied) in (models[0:2], models[2:4]):
+        saved = untied["params"] - tied["params"]
+        a, b = tied["final"]["eval_mlm_loss"], untied["final"]["eval_mlm_loss"]
+        verdict = ("the run cannot tell them apart (seed ranges overlap)" if not stats.separated(a, b) else
+                   f"{'tied' if a['mean'] < b['mean'] else 'untied'} is better in every seed")
+        notes.append(f"{tied_name.rsplit(',', 1)[0]}: tying saves {saved:,} parameters (V × E = "
+                     f"{result['V']} × {tied['E']} = {result['V'] * tied['E']:,}); held-out MLM loss tied "
+                     f"{stats.fmt(a)}, untied {stats.fmt(b)}: {verdict}.")
+    return notes

@@ -1,0 +1,95 @@
+"""Cue-only baselines (minishare.analysis.cues): the fitted rules on hand-made pairs whose answer is
+known, and the SOP / NSP examples of the default corpus, whose label no surface cue may tell."""
+import numpy as np
+import pytest
+
+from minishare.analysis.cues import CUES, cue_accuracies, fit_rule
+from minishare.data import PretrainingData, Tokenizer, collate, default_corpus, split_documents
+from minishare.experiments.common import load_tokenizer
+
+TOLERANCE = 0.05   # the largest distance from chance a cue-only rule may score
+
+
+def test_fit_rule_takes_the_majority_per_value():
+    values = ["x", "x", "x", "y", "y", "y", "z", "z"]
+    labels = [1, 1, 0, 0, 0, 1, 1, 0]   # x -> 1 (2:1), y -> 0 (2:1), z a tie: the default
+    table, default = fit_rule(values, labels)
+    assert default == 0                # four 0s against four 1s: the smaller label
+    assert table == {"x": 1, "y": 0, "z": 0}
+    table, default = fit_rule(values[:6] + ["y", "z"], labels[:6] + [1, 1])   # now five 1s
+    assert default == 1 and table == {"x": 1, "y": 1, "z": 1}   # y ties 2:2 and takes the default
+
+
+@pytest.fixture(scope="module")
+def tiny_tokenizer():
+    return Tokenizer.train(["Red fish swim. Blue birds fly far away. Green frogs sit"], 60)
+
+
+def example(tokenizer, a, b, label, mask_at=None):
+    """[CLS] a [SEP] b [SEP] with no token selected for MLM, or the token at ``mask_at`` masked."""
+    a, b = tokenizer.encode(a), tokenizer.encode(b)
+    ids = np.array([tokenizer.cls_id, *a, tokenizer.sep_id, *b, tokenizer.sep_id])
+    labels = np.full_like(ids, -100)
+    if mask_at is not None:
+        labels[mask_at], ids[mask_at] = ids[mask_at], tokenizer.mask_id
+    return {"input_ids": ids, "labels": labels, "sentence_order_label": label,
+            "token_type_ids": np.array([0] * (len(a) + 2) + [1] * (len(b) + 1))}
+
+
+@pytest.mark.parametrize("ended_label", [0, 1])
+def test_a_planted_leak_is_found_whichever_way_it_points(tiny_tokenizer, ended_label):
+    # The label says whether A ends with a full stop (and so, here, does which segment holds the
+    # one full stop; the rules that read it are not asserted on).
+    t = tiny_tokenizer
+    ended, cut = ("Red fish swim.", " Blue birds fly"), ("Red fish swim", " Blue birds fly.")
+    pairs = [(ended, ended_label), (cut, 1 - ended_label)] * 10
+    examples = [example(t, a, b, label) for (a, b), label in pairs]
+    # The last token of A masked in every scored example: the rule reads the original back.
+    masked = [example(t, a, b, label, mask_at=len(t.encode(a))) for (a, b), label in pairs]
+    accuracies = cue_accuracies(examples, masked, t)
+    assert accuracies["ends_with_punctuation"] == accuracies["last_token_a"] == 1.0
+    assert accuracies["majority"] == 0.5
+    assert accuracies["first_token_a"] == accuracies["first_token_b"] == 0.5   # the same in all
+    assert set(accuracies) == {"majority", *CUES}
+    # Batches (padded, the label as an array) give the same numbers as the examples they hold.
+    batches = [collate(masked[i:i + 6], "sentence_order_label", pad_to=20) for i in range(0, 20, 6)]
+    assert cue_accuracies(examples, batches, t) == accuracies
+
+
+def test_cue_accuracies_refuses_bad_input(tiny_tokenizer):
+    one = [example(tiny_tokenizer, "Red fish.", " Blue birds.", 0)]
+    with pytest.raises(ValueError, match="unknown cue 'colour'"):
+        cue_accuracies(one, one, tiny_tokenizer, cues=["colour"])
+    with pytest.raises(ValueError, match="need examples"):
+        cue_accuracies(one, [], tiny_tokenizer)
+    with pytest.raises(ValueError, match="exactly one of"):
+        cue_accuracies([{**one[0], "next_sentence_label": 1}], one, tiny_tokenizer)
+
+
+@pytest.fixture(scope="module")
+def halves():
+    """The default corpus with the experiments' tokenizer (V = 1000), split in two halves of
+    whole documents: rules are fitted on one and scored on the other."""
+    documents = default_corpus()
+    tokenizer = load_tokenizer(documents, vocab_size=1000)
+    return (*split_documents(documents, eval_fraction=0.5, seed=0), tokenizer)
+
+
+@pytest.mark.parametrize("task", ["sop", "nsp"])
+def test_no_surface_cue_tells_the_label(halves, task):
+    fit_documents, score_documents, tokenizer = halves
+    fit, score = (PretrainingData(documents, tokenizer, max_seq_length=64, task=task)
+                  for documents in (fit_documents, score_documents))
+    fit_examples = [e for seed in range(3) for e in fit.examples(seed)]
+    score_examples = [e for seed in range(10, 14) for e in score.examples(seed)]
+    # Tolerance, honestly: with no leak, a rule fitted elsewhere is right on each scored example
+    # with probability 1/2, independently (every label is a fresh fair coin), so its accuracy over
+    # n examples has standard deviation 0.5 / sqrt(n). n >= 1600 makes TOLERANCE at least 4 of
+    # them: chance alone leaves the band with probability below 1e-4 per rule. A leak of 5 points
+    # or more is then caught. (The pipeline before the fix scored 0.84 with the punctuation rule.)
+    n = len(score_examples)
+    assert n >= (4 * 0.5 / TOLERANCE) ** 2, n
+    accuracies = cue_accuracies(fit_examples, score_examples, tokenizer)
+    leaks = {cue: round(accuracy, 3) for cue, accuracy in accuracies.items()
+             if abs(accuracy - 0.5) > TOLERANCE}
+    assert not leaks, f"{task}: cue-only rules beyond 0.5 ± {TOLERANCE} on {n} examples: {leaks}"

@@ -1,0 +1,170 @@
+"""Objects that draw themselves in a notebook: a Plan as SVG, a config as a parameter table, the
+autograd graph as SVG; and the notebooks' mode switch and result loader. The expected values are
+worked out by hand from the papers' rules, never read back from the drawing code."""
+import json
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+
+import numpy as np
+import pytest
+
+import minishare
+from minishare.analysis.display import plan_explorer, plan_svg
+from minishare.analysis.graph import Graph
+from minishare.experiments import course
+from minishare.models import AlbertConfig, TransformerConfig
+from minishare.sharing import Plan
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def boxes(svg):
+    """(x, y, letter) of every set box of a plan's SVG: each rect is followed by its letter."""
+    root = ET.fromstring(svg)
+    children = list(root)
+    out = []
+    for rect, text in zip(children, children[1:]):
+        if rect.tag == SVG + "rect" and text.tag == SVG + "text":
+            out.append((float(rect.get("x")), float(rect.get("y")), text.text))
+    return root, out
+
+
+def column_bottom_to_top(found, x):
+    return "".join(letter for _, _, letter in sorted((b for b in found if b[0] == x), key=lambda b: -b[1]))
+
+
+def test_plan_svg_parses_and_reads_like_the_paper_bottom_to_top():
+    root, found = boxes(Plan.build("cycle-rev", 7, 3)._repr_svg_())
+    assert root.tag == SVG + "svg"
+    assert "N = 7" in root.find(SVG + "title").text and "3 sets" in root.find(SVG + "title").text
+    xs = sorted({x for x, _, _ in found})
+    assert len(xs) == 1                                    # one column: every component agrees
+    assert column_bottom_to_top(found, xs[0]) == "ABCABCC"  # Takase & Kiyono's text, M = 3, N = 7
+
+
+def test_plan_svg_names_each_component_when_they_differ():
+    svg = Plan.build("shared-ffn", 4)._repr_svg_()
+    root, found = boxes(svg)
+    texts = [t.text for t in root.iter(SVG + "text")]
+    assert "attention" in texts and "ffn" in texts and "every component" not in texts
+    left, right = sorted({x for x, _, _ in found})
+    assert column_bottom_to_top(found, left) == "ABCD"     # attention: a set per position
+    assert column_bottom_to_top(found, right) == "AAAA"    # ffn: one set
+
+
+def test_plan_svg_escapes_the_name():
+    plan = Plan({"attention": [0, 1], "cross_attention": [0, 1], "ffn": [0, 0]}, name="<a & b>")
+    root = ET.fromstring(plan_svg(plan))                  # would raise on an unescaped < or &
+    assert "<a & b>" in root.find(SVG + "title").text
+
+
+class _Rows(HTMLParser):
+    """Rows of the first table of an HTML fragment, as lists of cell texts."""
+
+    def __init__(self):
+        super().__init__()
+        self.rows, self._cell = [], None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self._cell = ""
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self.rows[-1].append(self._cell.strip())
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell += data
+
+
+def table(html):
+    parser = _Rows()
+    parser.feed(html)
+    return {row[0]: int(row[1].replace(",", "")) for row in parser.rows[1:]}
+
+
+def test_albert_config_html_breaks_down_albert_base_by_hand():
+    V, E, H, I, P = 30000, 128, 768, 3072, 512
+    rows = table(AlbertConfig.from_preset("albert-base")._repr_html_())
+    assert rows["embedding: word (V × E)"] == V * E
+    assert rows["embedding: position (P × E)"] == P * E
+    assert rows["embedding: projection (E × H)"] == E * H + H
+    assert rows["encoder: attention (1 set)"] == 4 * H * H + 4 * H + 2 * H
+    assert rows["encoder: FFN (1 set)"] == 2 * H * I + I + H + 2 * H
+    assert rows["heads: pooler (H × H)"] == H * H + H
+    assert rows["total"] == 11_683_584                        # ALBERT Table 1: "12M"
+
+
+def test_config_html_counts_sets_per_component():
+    rows = table(AlbertConfig.from_preset("albert-base", sharing="shared-attention")._repr_html_())
+    assert "encoder: attention (1 set)" in rows and "encoder: FFN (12 sets)" in rows
+    H = 768
+    assert rows["encoder: FFN (12 sets)"] == 12 * (2 * H * 4 * H + 4 * H + H + 2 * H)
+
+
+def test_transformer_config_html_shows_both_stacks():
+    config = TransformerConfig(vocab_size=100, hidden_size=16, num_attention_heads=2, intermediate_size=32,
+                               num_hidden_layers=4, num_unique_layers=2, sharing="cycle")
+    html = config._repr_html_()
+    rows = table(html)
+    assert "M = 2" in html and "A B A B" in html
+    assert rows["decoder cross-attention (2 sets)"] == 2 * (4 * 16 * 16 + 4 * 16 + 2 * 16)
+    assert rows["total"] == minishare.count_parameters(config)
+
+
+def test_graph_shows_a_leaf_used_twice():
+    w = minishare.tensor(np.ones(3), requires_grad=True)
+    a, b = minishare.tensor(np.ones(3)), minishare.tensor(np.ones(3))
+    y = (w * a).sum() + (w * b).sum()
+    graph = Graph(y, names={"w": w, "a": a, "b": b})
+    root = ET.fromstring(graph._repr_svg_())
+    texts = [t.text for t in root.iter(SVG + "text")]
+    assert "w ×2" in texts and "a" in texts and "b" in texts
+    assert texts.count("Mul") == 2 and texts.count("Sum") == 2 and texts.count("Add") == 1
+    assert len(root.findall(SVG + "line")) == 8               # 2 Mul × 2 inputs, 2 Sum, Add × 2
+
+
+def test_graph_refuses_a_tensor_without_a_graph():
+    with pytest.raises(ValueError, match="requires grad"):
+        Graph(minishare.tensor(np.ones(2)))
+
+
+def test_plan_explorer_without_widgets_returns_the_plan(monkeypatch):
+    import builtins
+    real_import = builtins.__import__
+
+    def no_widgets(name, *args, **kwargs):
+        if name == "ipywidgets":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+    monkeypatch.setattr(builtins, "__import__", no_widgets)
+    assert plan_explorer(7, 3, "cycle") == Plan.build("cycle", 7, 3)
+    assert plan_explorer(4, 3, "all-shared") == Plan.build("all-shared", 4)   # ALBERT names ignore M
+
+
+@pytest.mark.parametrize("value, quick", [("1", True), ("yes", True), ("0", False), ("", False), (None, False)])
+def test_quick_mode_switch(monkeypatch, value, quick):
+    if value is None:
+        monkeypatch.delenv(course.ENV, raising=False)
+    else:
+        monkeypatch.setenv(course.ENV, value)
+    assert course.is_quick() is quick
+    assert course.pick(quick="q", full="f") == ("q" if quick else "f")
+    assert course.settings().quick is quick
+
+
+def test_committed_result_loads_and_names_a_missing_file(tmp_path):
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / "result.json").write_text(json.dumps({"settings": {}, "result": {"x": [1, 2]}}))
+    assert course.committed_result("demo", folder=str(tmp_path)) == {"x": [1, 2]}
+    with pytest.raises(FileNotFoundError, match="nothing.*reproduce"):
+        course.committed_result("nothing", folder=str(tmp_path))
+
+
+def test_reveal_compares_a_guess():
+    assert "off by 50%" in course.reveal(3.0, 2.0)
+    assert "write your prediction" in course.reveal(None, 2.0)
