@@ -2,8 +2,9 @@
 applied at every depth step t, with a coordinate embedding added before each step, and Adaptive
 Computation Time (Graves, 2016) deciding how many steps a position takes.
 
-The library's ``minishare/nn/transformer.py`` (``timestep_signal``, ``Stack``) holds an answer to
-tasks 1 and 2: please do not look at it until you are done. Task 3 is new.
+The library holds answers: ``minishare/nn/transformer.py`` (``timestep_signal``, ``Stack``) for
+tasks 1 and 2, and ``minishare/nn/act.py`` (a batched ACT module) for task 3. Please do not look
+at them until you are done.
 """
 import math
 
