@@ -230,7 +230,7 @@ def plot_convergence(histories, x="step", y="loss", window=10, eval_y=None, titl
     seed. Each seed's curve is smoothed by a trailing moving average over ``window`` steps; the
     line is their mean and the shaded band spans their min to max, step by step (against
     wall-clock time the x of a step is its mean over seeds). Held-out values ``eval_y`` (default
-    "eval_" + y) are drawn as markers at their seed mean with min–max error bars; pass e.g.
+    ``"eval_" + y``) are drawn as markers at their seed mean with min–max error bars; pass e.g.
     ``y="mlm_loss", eval_y="eval_mlm_loss"`` where the held-out metric has another name. Every
     series has its own colour, line style and marker; the legend sits outside the axes."""
     if not histories:
