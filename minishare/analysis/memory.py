@@ -1,6 +1,6 @@
 """What sharing saves and what it does not: the memory of one training step, and its time.
 
-Training holds four kinds of arrays (all counted in bytes, each distinct array once):
+Training holds four kinds of arrays (all counted in bytes, each distinct array once)::
 
     parameters       the weights: one array per distinct tensor
     gradients        one .grad per distinct tensor, the sum over all of its uses (``minishare.tensor``)
@@ -258,7 +258,7 @@ def depth_sweep(make_model, depths, loss_fn, sharings=("not-shared", "all-shared
     for every model, so the comparison is at equal input); ``make_optimizer(model)`` builds the
     optimizer (AdamW by default).
 
-    Returns ``{sharing: [row for each N in depths]}``, each row a dict:
+    Returns ``{sharing: [row for each N in depths]}``, each row a dict::
 
         name, sharing, depth        "all-shared, N=4", the strategy, N
         n_parameters                distinct trainable numbers (``count_parameters``)

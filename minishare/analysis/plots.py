@@ -230,7 +230,7 @@ def plot_convergence(histories, x="step", y="loss", window=10, eval_y=None, titl
     seed. Each seed's curve is smoothed by a trailing moving average over ``window`` steps; the
     line is their mean and the shaded band spans their min to max, step by step (against
     wall-clock time the x of a step is its mean over seeds). Held-out values ``eval_y`` (default
-    "eval_" + y) are drawn as markers at their seed mean with min–max error bars; pass e.g.
+    ``"eval_" + y``) are drawn as markers at their seed mean with min–max error bars; pass e.g.
     ``y="mlm_loss", eval_y="eval_mlm_loss"`` where the held-out metric has another name. Every
     series has its own colour, line style and marker; the legend sits outside the axes."""
     if not histories:
@@ -496,7 +496,7 @@ def plot_ponder_time(strips, curves, max_steps, title):
     image = ax.imshow(grid, cmap="viridis", vmin=2, vmax=max_steps + 1, aspect="auto")
     for r, (_, tokens, times) in enumerate(strips):
         for c, (token, t) in enumerate(zip(tokens, times)):
-            ax.text(c, r, token, ha="center", va="center", fontsize=8,
+            ax.text(c, r, token, ha="center", va="center", fontsize=7 if len(token) > 2 else 9,
                     color="black" if t > 2 + 0.6 * (max_steps - 1) else "white")
     ax.set_yticks(range(len(strips)))
     ax.set_yticklabels([label for label, _, _ in strips], fontsize=8)
@@ -520,6 +520,6 @@ def plot_ponder_time(strips, curves, max_steps, title):
     ax.set_xlabel("token position")
     ax.set_ylabel("mean ponder time N + R (steps)")
     ax.set_title("mean ponder time at each token position (held-out examples)")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8)
-    fig.suptitle(title)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncols=2, fontsize=8)
+    fig.suptitle(title, fontsize=10)
     return fig
