@@ -108,7 +108,7 @@ FULL = Settings(quick=False, seeds=(0, 1, 2), pretrain_steps=500, pretrain_lr=3e
                 seq2seq_task="scan", seq2seq_steps=600,
                 seq2seq=dict(hidden_size=64, num_attention_heads=4, intermediate_size=256,
                              num_hidden_layers=3, norm_position="pre"),
-                eval_every=100, depths=(2, 4, 8, 12), timing_repeats=5,
+                eval_every=100, depths=(2, 4, 8, 12), timing_repeats=9,
                 flops_models=((64, 2), (128, 2), (128, 6), (256, 4)), flops_batch=8,
                 gradnorm_model=dict(hidden_size=64, embedding_size=32, num_attention_heads=2,
                                     intermediate_size=256, num_hidden_layers=12),
