@@ -9,14 +9,36 @@ wrapped. Reductions return 0-d arrays, as CuPy's do. Like CuPy's, an array's ``.
 pointer (no host buffer behind it, and no ``.ctypes``), and the random generator has CuPy's shape:
 methods only, and its bit generator's ``state`` is a method, not a dict one could save.
 
-Explicit transfers are allowed, as in CuPy: ``asarray``/``array`` accept host data, and
-:func:`to_numpy` (what ``cupy.ndarray.get`` does) copies back.
+Explicit transfers are allowed, as in CuPy: ``asarray``/``array`` accept host data, and an
+array's ``get()`` copies back.
+
+It also counts host synchronizations, :func:`host_syncs`: every moment the host waits for the
+device to hand back a value (``float``, ``int``, ``bool``, ``item``, ``tolist``, a copy to the
+host, and boolean-mask indexing or ``nonzero``, whose result size depends on the data). On a GPU
+each one empties the queue of launched kernels, so tests can hold a training step to a budget.
 
 Used only by ``minishare.backend.use("strict")``; nothing else imports it.
 """
 import types
 
 import numpy
+
+
+_syncs = 0
+
+
+def host_syncs():
+    """How many host synchronizations the strict backend has seen so far."""
+    return _syncs
+
+
+def _synced():
+    global _syncs
+    _syncs += 1
+
+
+# Functions whose result size depends on the values: the host must read them first.
+_SIZED_BY_VALUES = frozenset({"nonzero", "flatnonzero", "argwhere", "unique", "compress", "extract"})
 
 
 class MixingError(TypeError):
@@ -52,10 +74,12 @@ def _wrap(obj):
 class _Function:
     """A NumPy callable (function, ufunc, method) behind the unwrap/wrap gate."""
 
-    def __init__(self, fn):
-        self._fn = fn
+    def __init__(self, fn, syncs=False):
+        self._fn, self._syncs = fn, syncs
 
     def __call__(self, *args, **kwargs):
+        if self._syncs:
+            _synced()
         return _wrap(self._fn(*_unwrap(args), **_unwrap(kwargs)))
 
     def __getattr__(self, attr):   # ufunc methods such as add.at, maximum.reduce
@@ -72,7 +96,9 @@ class _Namespace:
         return _offer(getattr(self._target, attr))
 
 
-def _offer(value):
+def _offer(value, name=None):
+    if name in _SIZED_BY_VALUES:
+        return _Function(value, syncs=True)
     if isinstance(value, type) or isinstance(value, numpy.dtype):
         return value                      # dtypes and classes: float32, dtype, ...
     if isinstance(value, types.ModuleType):
@@ -98,7 +124,7 @@ class ndarray:
             raise AttributeError(attr)
         if attr == "ctypes":              # CuPy arrays have none: there is no host buffer to point at
             raise AttributeError("a device array has no .ctypes (its memory is not host memory)")
-        return _offer(getattr(self._a, attr))
+        return _offer(getattr(self._a, attr), attr)
 
     @property
     def data(self):
@@ -106,7 +132,10 @@ class ndarray:
         return MemoryPointer(self._a.__array_interface__["data"][0])
 
     def __getitem__(self, index):
-        return _wrap(self._a[_unwrap(index)])
+        index = _unwrap(index)
+        if any(getattr(i, "dtype", None) == bool for i in (index if isinstance(index, tuple) else (index,))):
+            _synced()                     # the result's size is the number of True values
+        return _wrap(self._a[index])
 
     def __setitem__(self, index, value):
         self._a[_unwrap(index)] = _unwrap(value)
@@ -118,16 +147,33 @@ class ndarray:
         return (_wrap(row) for row in self._a)
 
     def __float__(self):
+        _synced()
         return float(self._a)
 
     def __int__(self):
+        _synced()
         return int(self._a)
 
     def __index__(self):
+        _synced()
         return self._a.__index__()
 
     def __bool__(self):
+        _synced()
         return bool(self._a)
+
+    def item(self):
+        _synced()
+        return self._a.item()
+
+    def tolist(self):
+        _synced()
+        return self._a.tolist()
+
+    def get(self):
+        """As ``cupy.ndarray.get``: a host copy (a synchronization)."""
+        _synced()
+        return self._a.copy()
 
     def __repr__(self):
         return "strict_" + repr(self._a)
@@ -252,10 +298,5 @@ def array(data, dtype=None):
     return ndarray(numpy.array(data._a if isinstance(data, ndarray) else data, dtype=dtype))
 
 
-def to_numpy(a):
-    """Device array -> host copy: an explicit transfer, allowed (as ``cupy.ndarray.get``)."""
-    return a._a.copy()
-
-
 def __getattr__(attr):                    # every other NumPy name, behind the gate
-    return _offer(getattr(numpy, attr))
+    return _offer(getattr(numpy, attr), attr)
