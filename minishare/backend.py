@@ -114,7 +114,7 @@ _rng_backend = None
 
 
 def rng():
-    """The backend's random generator (dropout masks). Seed it with :func:`minishare.manual_seed`."""
+    """The backend's random generator (dropout masks). Seed it with :func:`minishare.random.manual_seed`."""
     if _rng is None or _rng_backend != name:
         seed(0)
     return _rng

@@ -1,6 +1,6 @@
 """What a model is trained on: the tasks the one training loop (``minishare.train``) accepts.
 
-A task answers four questions, so the loop never needs to know which model it trains:
+A task answers four questions, so the loop never needs to know which model it trains::
 
     task.batch(i)                  the i-th training batch (a dict of host arrays), a pure function
                                    of the task's seed and i, so a resumed run sees the same data

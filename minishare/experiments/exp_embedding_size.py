@@ -64,8 +64,14 @@ def observations(result):
                  f"E = {E[-1]} is {'better' if large['mean'] < small['mean'] else 'worse'} than E = {E[0]} in every seed")
         notes.append(f"{sharing}: held-out MLM loss at E = {E[0]} {stats.fmt(small)}, at E = {E[-1]} {stats.fmt(large)}: "
                      f"{trend}; lowest mean at E = {E[best]}. Parameters {per_E[0]['params']:,} to {per_E[-1]['params']:,}.")
-    gain = {sharing: [s["final"]["eval_mlm_loss"]["mean"] for s in per_E] for sharing, per_E in result["models"].items()}
-    notes.append("Mean loss change from the smallest to the largest E: "
-                 + ", ".join(f"{sharing} {g[-1] - g[0]:+.3f}" for sharing, g in gain.items())
-                 + " (negative: larger E helps). Whether the two differ is judged from the per-E sentences above.")
+    for sharing, per_E in result["models"].items():
+        losses = [s["final"]["eval_mlm_loss"] for s in per_E]
+        steps = []
+        for i in range(len(E) - 1):
+            a, b = losses[i], losses[i + 1]
+            steps.append(f"E = {E[i]} → {E[i + 1]}: {b['mean'] - a['mean']:+.3f} ("
+                         + (("better" if b["mean"] < a["mean"] else "worse") + " in every seed" if stats.separated(a, b)
+                            else "cannot tell") + ")")
+        notes.append(f"{sharing}, each step up in E (change of the mean held-out loss; negative helps): "
+                     + "; ".join(steps) + ".")
     return notes

@@ -15,8 +15,8 @@ import json
 import os
 
 from minishare.experiments import (exp_act, exp_albert, exp_embedding_size, exp_flops, exp_gradnorms, exp_layerwise,
-                                   exp_memory, exp_params, exp_plans, exp_regularizer, exp_sop_nsp, exp_takase,
-                                   exp_tying)
+                                   exp_lm, exp_memory, exp_params, exp_plans, exp_regularizer, exp_sop_nsp,
+                                   exp_takase, exp_tying)
 from minishare.experiments import runs
 from minishare.experiments.settings import FULL, QUICK
 from minishare.files import atomic_write
@@ -31,6 +31,7 @@ EXPERIMENTS = {
     "tying": ("Tied against untied output layer", exp_tying),
     "regularizer": ("Sharing as a regularizer: the train/held-out gap", exp_regularizer),
     "takase": ("Takase & Kiyono: Sequence, Cycle, Cycle (rev)", exp_takase),
+    "lm": ("Takase & Kiyono's strategies on language modelling", exp_lm),
     "memory": ("Memory and time: sharing saves memory, not compute", exp_memory),
     "flops": ("FLOPs per token beside parameters", exp_flops),
     "gradnorms": ("Gradient norms by layer position: Post-LN against Pre-LN, shared stacks", exp_gradnorms),

@@ -33,6 +33,23 @@ class Settings:
     act_task: str                # toy seq2seq task of the Universal Transformer with ACT
     act_steps: int               # its training steps
     act: dict                    # its TransformerConfig fields (sharing "universal", act=True)
+    # Takase & Kiyono ("takase") and the language model ("lm"); the numbers are argued below
+    takase_task: str             # toy seq2seq task of the encoder-decoder
+    takase_steps: int            # updates of every run (the paper compares at equal updates)
+    takase_batch_size: int
+    takase_lr: float
+    takase_evals: int            # held-out evaluations per run (the equal-time reading needs several)
+    takase_model: dict           # Vanilla's width: TransformerConfig fields (H, heads, FFN)
+    takase_layers: int           # n: Vanilla M = N = n; strategies M = n at N = 2n, and N = 3n (efficiency)
+    takase_norms: tuple          # LN positions: Post-LN (the paper's main setting), then Pre-LN
+    lm_steps: int
+    lm_batch_size: int
+    lm_seq_len: int
+    lm_lr: float
+    lm_evals: int
+    lm_model: dict               # Vanilla LM's width (decoder-only)
+    lm_layers: int               # n: Vanilla M = N = n, strategies M = n at N = 2n
+    lm_norm: str                 # LN position of the LM runs
 
     def key(self):
         """What a cached result depends on: rerunning with other settings retrains."""
@@ -60,7 +77,13 @@ QUICK = Settings(quick=True, seeds=(0, 1), pretrain_steps=30, pretrain_lr=3e-3, 
                  act_task="copy", act_steps=30,
                  act=dict(hidden_size=16, num_attention_heads=2, intermediate_size=32, num_hidden_layers=3,
                           norm_position="pre", sharing="universal", timestep_signal=True, act=True,
-                          act_loss_weight=0.001))
+                          act_loss_weight=0.001),
+                 takase_task="reverse", takase_steps=30, takase_batch_size=16, takase_lr=3e-3, takase_evals=3,
+                 takase_model=dict(hidden_size=16, num_attention_heads=2, intermediate_size=64),
+                 takase_layers=2, takase_norms=("post", "pre"),
+                 lm_steps=20, lm_batch_size=8, lm_seq_len=32, lm_lr=3e-3, lm_evals=2,
+                 lm_model=dict(hidden_size=16, num_attention_heads=2, intermediate_size=64),
+                 lm_layers=2, lm_norm="pre")
 
 # Full. The ALBERT numbers come from pilot runs on the 2 shared cores (CPU seconds measured with
 # time.process_time, so other processes on the machine do not inflate them):
@@ -85,7 +108,7 @@ FULL = Settings(quick=False, seeds=(0, 1, 2), pretrain_steps=500, pretrain_lr=3e
                 seq2seq_task="scan", seq2seq_steps=600,
                 seq2seq=dict(hidden_size=64, num_attention_heads=4, intermediate_size=256,
                              num_hidden_layers=3, norm_position="pre"),
-                eval_every=100, depths=(2, 4, 8, 12), timing_repeats=5,
+                eval_every=100, depths=(2, 4, 8, 12), timing_repeats=9,
                 flops_models=((64, 2), (128, 2), (128, 6), (256, 4)), flops_batch=8,
                 gradnorm_model=dict(hidden_size=64, embedding_size=32, num_attention_heads=2,
                                     intermediate_size=256, num_hidden_layers=12),
@@ -95,4 +118,28 @@ FULL = Settings(quick=False, seeds=(0, 1, 2), pretrain_steps=500, pretrain_lr=3e
                 act_task="copy", act_steps=800,
                 act=dict(hidden_size=64, num_attention_heads=4, intermediate_size=128, num_hidden_layers=4,
                          norm_position="pre", sharing="universal", timestep_signal=True, act=True,
-                         act_loss_weight=0.001))
+                         act_loss_weight=0.001),
+                # Takase & Kiyono, from pilots on 2 shared cores (seed 0; CPU-s by time.process_time):
+                # - "reverse" (batch 32, lr 3e-3, 400 steps) at H = 32 has a plateau at held-out loss
+                #   1.96 (the length is learnt, the letters not): Vanilla M=N=6 Post-LN left it (0.65,
+                #   71% exact), the widened Universal (H = 80) too (0.02, 100%), but every shared stack
+                #   stayed on it: Cycle (rev) M=6/N=12 Post-LN 1.94 (lr 3e-3), 1.97 (lr 1e-3), 1.93
+                #   (warm-up 200), Pre-LN 1.96; M=3/N=6 and M=3/N=9 1.92-1.96; "copy" the same;
+                #   "addition" stays near 1.6 for all. So H = 64 (the width that left the plateau was
+                #   the widened one) and n = 3 (M = 6/N = 18 costs 3x as much; M = 3/N = 9 keeps the
+                #   paper's N = 3M of the efficiency comparison). At H = 64, Cycle M=3/N=6 left the
+                #   plateau: Post-LN 0.51 (step 200), 0.02 (400, 100% exact); Pre-LN 1.98 (200), 1.66
+                #   (400): mid-way, where the two LN positions and the methods can differ.
+                # - cost: Cycle M=3/N=6 at H = 64, 30 CPU-s for 400 steps (4 evaluations); M=3/N=9
+                #   about 1.4x that. 2 LN x 8 methods x 3 seeds: about 1,650 CPU-s; the LM about 500;
+                #   step timing in run() about 70. 5 evaluations (every 80 steps) keep greedy decoding
+                #   cheap and still give the equal-time reading some resolution.
+                # - LM: Vanilla M=N=3, H = 64, batch 16 x 64 tokens: 29 CPU-s for 400 steps,
+                #   perplexity 450 (step 100), 238 (300), 189 (400); widened Universal (H = 96) 35 s,
+                #   178 at 400: mid-way, still falling. 300 steps to fit the budget.
+                takase_task="reverse", takase_steps=400, takase_batch_size=32, takase_lr=3e-3, takase_evals=5,
+                takase_model=dict(hidden_size=64, num_attention_heads=4, intermediate_size=256),
+                takase_layers=3, takase_norms=("post", "pre"),
+                lm_steps=300, lm_batch_size=16, lm_seq_len=64, lm_lr=3e-3, lm_evals=6,
+                lm_model=dict(hidden_size=64, num_attention_heads=4, intermediate_size=256),
+                lm_layers=3, lm_norm="pre")
