@@ -23,6 +23,7 @@ import contextlib
 import json
 import math
 import signal
+import sys
 import threading
 import time
 
@@ -148,8 +149,7 @@ class Trainer:
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
         ms_random.host_generator().bit_generator.state = state["host_rng"]
-        if state["backend_rng"] is not None:
-            backend.rng().bit_generator.state = state["backend_rng"]
+        _restore_backend_rng(state["backend_rng"])
 
 
 class StopRequest:
@@ -183,10 +183,22 @@ def stop_requests(signals=(signal.SIGINT, signal.SIGTERM)):
 
 
 def _backend_rng_state():
-    try:
-        return backend.rng().bit_generator.state
-    except AttributeError:        # CuPy's generators expose no state: resumed dropout masks differ
-        return None
+    """The dropout generator's state as the backend gives it, tagged with the backend's name.
+    NumPy's ``bit_generator.state`` is a dict; CuPy's is a method (the address of cuRAND's
+    device state), which cannot be stored: then only the name is kept."""
+    state = backend.rng().bit_generator.state
+    return {"backend": backend.name, "state": state if isinstance(state, dict) else None}
+
+
+def _restore_backend_rng(saved):
+    """Restore the dropout generator where the same backend saved a state; otherwise (a CPU
+    checkpoint resumed on a GPU, or a backend that gives no state) keep the current stream."""
+    if saved is not None and saved["backend"] == backend.name and saved["state"] is not None:
+        backend.rng().bit_generator.state = saved["state"]
+        return
+    made_by = "no" if saved is None else f"the {saved['backend']} backend's"
+    print(f"minishare: {made_by} dropout generator state cannot be restored on the {backend.name} "
+          "backend; the run continues with a fresh device stream", file=sys.stderr)
 
 
 def _progress(total, enabled):

@@ -1,0 +1,88 @@
+"""The CuPy path without a GPU: under the strict backend (``minishare/_strict.py``), which fails
+where CuPy fails, the breakages once found by reading the code against CuPy's documentation stay
+fixed. Each test switches to the strict backend itself, so it runs in every suite.
+
+CuPy's documented behaviour the stand-in copies: a generator's ``bit_generator.state`` is a method
+(``cupy.random.XORWOW``), not a dict that could be saved or assigned; an array's ``.data`` is a
+device pointer (``cupy.cuda.MemoryPointer``), not a host buffer.
+"""
+import numpy as np
+import pytest
+
+import minishare
+from minishare import backend, checkpoint
+from minishare.models import EncoderDecoderModel, TransformerConfig
+from minishare.nn.attention import padding_mask
+from minishare.tasks import Seq2SeqTask
+from minishare.train import TrainConfig, Trainer
+
+CONFIG = TrainConfig(steps=2, lr=1e-3, warmup_steps=0, eval_every=10, progress=False)
+
+
+def tiny_run():
+    """A tiny encoder-decoder with dropout on, after one training step."""
+    task = Seq2SeqTask("reverse", batch_size=4, seed=1, n_eval=4)
+    minishare.manual_seed(0)
+    model = EncoderDecoderModel(TransformerConfig(
+        vocab_size=task.task.vocab_size, hidden_size=8, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=16, max_position_embeddings=32, hidden_dropout_prob=0.1,
+        attention_probs_dropout_prob=0.1))
+    trainer = Trainer(model, task, CONFIG)
+    trainer.train(until=1)
+    return model, task, trainer
+
+
+def test_a_gpu_run_saves_its_training_state(strict_backend, tmp_path):
+    """Breakage 1: ``bit_generator.state`` is a method on CuPy; storing it made ``save`` raise."""
+    model, _, trainer = tiny_run()
+    path = str(tmp_path / "c.npz")
+    checkpoint.save(model, path, trainer.state_dict())
+    _, state = checkpoint.load(path, with_training_state=True)
+    assert state["backend_rng"] == {"backend": "strict", "state": None}   # CuPy gives no state
+
+
+def test_a_cpu_checkpoint_resumes_on_the_gpu_with_a_fresh_dropout_stream(tmp_path, capsys):
+    """Breakage 2: restoring NumPy's generator state into CuPy's generator hid its ``state``
+    method (CuPy refuses the assignment). Now the state is restored only on the backend that made
+    it, and the run says in one line that its dropout stream is a fresh one."""
+    backend.use("numpy")
+    model, task, trainer = tiny_run()
+    path = str(tmp_path / "c.npz")
+    checkpoint.save(model, path, trainer.state_dict())
+
+    backend.use("strict")
+    loaded, state = checkpoint.load(path, with_training_state=True)
+    resumed = Trainer(loaded, task, CONFIG)
+    capsys.readouterr()
+    resumed.load_state_dict(state)
+    message = capsys.readouterr().err
+    assert message.count("\n") == 1 and "fresh" in message and "numpy" in message, message
+    resumed.train()                                    # dropout draws from the strict generator
+    assert resumed.step == 2
+    assert callable(backend.rng().bit_generator.state)
+
+
+def test_the_numpy_generator_state_is_restored_on_numpy(tmp_path, capsys):
+    """Where the backend gives a state, it is saved and restored (silently)."""
+    backend.use("numpy")
+    model, task, trainer = tiny_run()
+    path = str(tmp_path / "c.npz")
+    checkpoint.save(model, path, trainer.state_dict())
+    expected = backend.to_numpy(backend.rng().random(4))
+    minishare.manual_seed(99)
+    loaded, state = checkpoint.load(path, with_training_state=True)
+    capsys.readouterr()
+    Trainer(loaded, task, CONFIG).load_state_dict(state)
+    assert capsys.readouterr().err == ""
+    np.testing.assert_array_equal(backend.to_numpy(backend.rng().random(4)), expected)
+
+
+@pytest.mark.parametrize("kind", ["host", "device", "tensor"])
+def test_padding_mask_of_a_device_array(kind, strict_backend):
+    """Breakage 3: ``padding_mask`` read ``.data`` from whatever it got; a CuPy array's ``.data``
+    is a device pointer, and converting it failed."""
+    mask = np.array([[1, 1, 0], [1, 0, 0]])
+    given = {"host": mask, "device": backend.asarray(mask), "tensor": minishare.tensor(mask)}[kind]
+    out = padding_mask(given)
+    assert out.shape == (2, 1, 1, 3) and backend.is_array(out)
+    np.testing.assert_array_equal(backend.to_numpy(out)[:, 0, 0, :], mask == 1)
