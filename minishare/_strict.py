@@ -7,7 +7,10 @@ underneath: its ``ndarray`` wraps a NumPy array, every function of the NumPy nam
 through a wrapper that unwraps strict arrays and refuses plain NumPy arrays, and results come back
 wrapped. Reductions return 0-d arrays, as CuPy's do. Like CuPy's, an array's ``.data`` is a device
 pointer (no host buffer behind it, and no ``.ctypes``), and the random generator has CuPy's shape:
-methods only, and its bit generator's ``state`` is a method, not a dict one could save.
+methods only, and its bit generator's ``state`` is a method, not a dict one could save. Integer
+index arrays wrap around out of range, as CuPy's do (NumPy would raise IndexError), so no check may
+rely on NumPy's error; and Python lists are refused as operands of arithmetic (CuPy raises
+TypeError), though accepted as indices and as sequences of arrays (``stack``, ``concatenate``).
 
 Explicit transfers are allowed, as in CuPy: ``asarray``/``array`` accept host data, and an
 array's ``get()`` copies back.
@@ -80,10 +83,50 @@ class _Function:
     def __call__(self, *args, **kwargs):
         if self._syncs:
             _synced()
+        if isinstance(self._fn, numpy.ufunc):
+            _refuse_lists(args)
         return _wrap(self._fn(*_unwrap(args), **_unwrap(kwargs)))
 
     def __getattr__(self, attr):   # ufunc methods such as add.at, maximum.reduce
+        if attr == "at":
+            return _ufunc_at(self._fn)
         return _offer(getattr(self._fn, attr))
+
+
+def _ufunc_at(ufunc):
+    """``ufunc.at(a, indices, b)`` with CuPy's out-of-range rule for integer index arrays."""
+    def at(a, indices, b=None):
+        _refuse_lists((b,))
+        args = (b,) if b is not None else ()
+        ufunc.at(a._a, _wrap_around(a._a.shape, _unwrap(indices)), *_unwrap(args))
+    return at
+
+
+def _refuse_lists(operands):
+    for operand in operands:
+        if isinstance(operand, (list, tuple)):
+            raise TypeError(f"Unsupported type {type(operand)}: a device array op takes arrays and "
+                            "scalars, not Python lists (move data with minishare.backend.asarray)")
+
+
+def _wrap_around(shape, index):
+    """Integer index arrays taken modulo their axis' size: CuPy wraps out-of-range indices around
+    instead of raising IndexError as NumPy does."""
+    parts = index if isinstance(index, tuple) else (index,)
+    consumed = sum(1 if getattr(p, "dtype", None) != bool else p.ndim
+                   for p in parts if p is not None and p is not Ellipsis)
+    axis, wrapped = 0, []
+    for part in parts:
+        if part is Ellipsis:
+            axis += len(shape) - consumed
+        elif isinstance(part, (numpy.ndarray, list)) and numpy.asarray(part).dtype.kind in "iu":
+            if axis < len(shape) and shape[axis]:
+                part = numpy.asarray(part) % shape[axis]
+            axis += 1
+        elif part is not None:
+            axis += part.ndim if getattr(part, "dtype", None) == bool else 1
+        wrapped.append(part)
+    return tuple(wrapped) if isinstance(index, tuple) else wrapped[0]
 
 
 class _Namespace:
@@ -132,13 +175,13 @@ class ndarray:
         return MemoryPointer(self._a.__array_interface__["data"][0])
 
     def __getitem__(self, index):
-        index = _unwrap(index)
+        index = _wrap_around(self._a.shape, _unwrap(index))
         if any(getattr(i, "dtype", None) == bool for i in (index if isinstance(index, tuple) else (index,))):
             _synced()                     # the result's size is the number of True values
         return _wrap(self._a[index])
 
     def __setitem__(self, index, value):
-        self._a[_unwrap(index)] = _unwrap(value)
+        self._a[_wrap_around(self._a.shape, _unwrap(index))] = _unwrap(value)
 
     def __len__(self):
         return len(self._a)
@@ -189,18 +232,21 @@ def _binary(op):
     def method(self, other):
         if _defers(other):
             return NotImplemented
+        _refuse_lists((other,))
         return _wrap(op(self._a, _unwrap(other)))
     return method
 
 
 def _reflected(op):
     def method(self, other):
+        _refuse_lists((other,))
         return _wrap(op(_unwrap(other), self._a))
     return method
 
 
 def _inplace(op):
     def method(self, other):
+        _refuse_lists((other,))
         op(self._a, _unwrap(other), out=self._a)
         return self
     return method

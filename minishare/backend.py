@@ -14,7 +14,14 @@ Choose with the environment variable ``MINISHARE_BACKEND`` before import, or at 
 are not moved when you switch.
 
 Data crosses between host and device only through :func:`asarray` (host -> backend) and
-:func:`to_numpy` (backend -> host), so every transfer is explicit.
+:func:`to_numpy` (backend -> host), so every transfer is explicit. Every read of a device value on
+the host (``float(x)``, ``.item()``, ``to_numpy``) waits for the GPU's queue to drain: a training
+step makes one (``minishare.train``), and the strict backend counts them (:func:`host_syncs`).
+
+Scatter-adds (``xp.add.at``: the backward of embedding lookups and of integer indexing) are one call
+on every backend. On a GPU they use atomic adds, whose order varies from run to run, so float32
+sums there are not bit-reproducible; on a CPU they are. No test or claim relies on bit-equality on
+a GPU.
 """
 import math
 import os
@@ -88,16 +95,6 @@ def host_syncs():
     """How many times the host has waited for the device so far (each one empties a GPU's queue),
     as counted by the strict backend; None on the others, which do not count."""
     return xp.host_syncs() if name == "strict" else None
-
-
-def scatter_add(target, index, values):
-    """``target[index] += values`` where repeated indices accumulate (unlike ``+=`` with
-    fancy indexing, which keeps one write per index). In place."""
-    if name == "cupy":
-        import cupyx
-        cupyx.scatter_add(target, index, values)
-    else:
-        xp.add.at(target, index, values)
 
 
 def erf(x):

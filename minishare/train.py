@@ -11,11 +11,13 @@ with an error naming the step and the last finite loss, before the optimizer tou
 so does a non-finite gradient norm. ``train(stop=...)`` ends early, between two steps, when asked:
 ``stop_requests()`` turns Ctrl-C (SIGINT) and SIGTERM into such a request.
 
-A run is reproducible bit for bit on one machine: seed initialization and dropout with
+A run is reproducible bit for bit on one CPU machine: seed initialization and dropout with
 ``minishare.manual_seed`` before building the model (``run_training`` does), and the task's batches
 are a pure function of (the task's seed, step). Resuming
 from ``minishare.save(model, path, trainer.state_dict())`` continues exactly as the uninterrupted
-run would have.
+run would have. On a GPU neither holds bit for bit: scatter-adds use atomics (see
+``minishare.backend``), and CuPy's dropout generator has no state to save, so a resumed run draws
+fresh masks.
 """
 import csv
 import dataclasses

@@ -86,3 +86,68 @@ def test_padding_mask_of_a_device_array(kind, strict_backend):
     out = padding_mask(given)
     assert out.shape == (2, 1, 1, 3) and backend.is_array(out)
     np.testing.assert_array_equal(backend.to_numpy(out)[:, 0, 0, :], mask == 1)
+
+
+# --- the stand-in behaves like CuPy where the breakages came from -----------------------------------
+def test_strict_data_is_a_device_pointer_and_there_is_no_ctypes(strict_backend):
+    from minishare._strict import MemoryPointer, MixingError
+    a = backend.asarray(np.arange(3.0))
+    assert isinstance(a.data, MemoryPointer)
+    with pytest.raises(MixingError):
+        np.asarray(a.data)
+    with pytest.raises(AttributeError, match="ctypes"):
+        a.ctypes
+
+
+def test_strict_generator_has_cupys_shape(strict_backend):
+    """Methods only; ``bit_generator.state`` is a method and cannot be assigned."""
+    generator = backend.xp.random.default_rng(3)
+    assert callable(generator.bit_generator.state)
+    with pytest.raises(AttributeError):
+        generator.bit_generator.state = {}
+    assert not hasattr(generator, "spawn")          # a NumPy-only method is not offered
+    draws = generator.random((2, 3), dtype=np.float32)
+    assert backend.is_array(draws) and draws.dtype == np.float32 and draws.shape == (2, 3)
+
+
+def test_strict_integer_index_arrays_wrap_around_as_on_cupy(strict_backend):
+    """CuPy's documented rule ("Differences between CuPy and NumPy"): out-of-range integer array
+    indices wrap around, where NumPy raises IndexError. Hand-worked: in a 3-vector, 3 -> 0, 5 -> 2."""
+    a = backend.asarray(np.array([10.0, 20.0, 30.0]))
+    np.testing.assert_array_equal(backend.to_numpy(a[backend.asarray(np.array([1, 3, 5, -1]))]),
+                                  [20.0, 10.0, 30.0, 30.0])
+    m = backend.asarray(np.zeros((3, 2)))
+    m[backend.asarray(np.array([4])), 1] = 7.0
+    np.testing.assert_array_equal(backend.to_numpy(m)[:, 1], [0.0, 7.0, 0.0])
+    t = backend.asarray(np.zeros(3))
+    backend.xp.add.at(t, backend.asarray(np.array([0, 3, 4])), 1.0)
+    np.testing.assert_array_equal(backend.to_numpy(t), [2.0, 1.0, 0.0])
+
+
+def test_out_of_range_ids_get_minishares_error_not_numpys(strict_backend):
+    """Embedding and cross-entropy check ids themselves: on CuPy a bad id would silently wrap."""
+    import minishare.functional as F
+    weight = minishare.tensor(np.ones((4, 2)), requires_grad=True)
+    with pytest.raises(IndexError, match=r"embedding: ids must lie in \[0, 4\)"):
+        F.embedding(minishare.tensor(np.array([1, 4])), weight)
+    with pytest.raises(IndexError, match=r"cross_entropy: target ids must lie in \[0, 2\)"):
+        F.cross_entropy(minishare.tensor(np.zeros((2, 2))), minishare.tensor(np.array([0, 2])))
+
+
+def test_strict_refuses_python_lists_as_operands(strict_backend):
+    a = backend.asarray(np.arange(3.0))
+    for operation in (lambda: a + [1.0, 2.0, 3.0], lambda: [1.0, 2.0, 3.0] * a,
+                      lambda: backend.xp.add(a, [1.0, 2.0, 3.0])):
+        with pytest.raises(TypeError, match="Python lists"):
+            operation()
+    assert backend.xp.stack([a, a]).shape == (2, 3)    # sequences of arrays stay accepted
+
+
+def test_strict_counts_host_syncs(strict_backend):
+    """Each way of reading a device value on the host counts one; device-only work counts none."""
+    a = backend.asarray(np.array([1.0, -2.0, 3.0]))
+    start = backend.host_syncs()
+    b = (a * 2).sum() + a.max()                     # stays on the device
+    assert backend.host_syncs() == start
+    float(b), int(b), bool(b), b.item(), a.tolist(), backend.to_numpy(a), a[a > 0], backend.xp.nonzero(a)
+    assert backend.host_syncs() == start + 8

@@ -22,5 +22,5 @@ class Embedding(Function):
 
     def backward(self, grad):
         grad_w = backend.xp.zeros(self.weight_shape, dtype=grad.dtype)   # (V, E)
-        backend.scatter_add(grad_w, self.ids.reshape(-1), grad.reshape(-1, grad.shape[-1]))
+        backend.xp.add.at(grad_w, self.ids.reshape(-1), grad.reshape(-1, grad.shape[-1]))
         return None, grad_w
