@@ -6,52 +6,52 @@ same two segments swapped (label 1). The model should have to read the sentences
 apart. If anything else gives the order away (where a segment was cut, which one is longer) a
 model learns that cue instead, and its "SOP accuracy" says nothing about coherence.
 
-A document is a list of sentences; a sentence is a list of token ids. Every random draw comes from
-the ``rng`` passed in (a ``numpy.random.Generator``).
+The cure is symmetry: build A and B by mirror-image rules, so that whatever a cue measures on A
+it measures with the same distribution on B. A document is a list of sentences; a sentence is a
+list of token ids. Every random draw comes from the ``rng`` passed in (a
+``numpy.random.Generator``).
 
 The library's ``minishare/data/pretraining.py`` builds SOP pairs too, and had exactly such a leak
 (issue 8); whatever its state when you read this, write your own.
 """
 
 
-def truncate_pair(a, b, max_num_tokens, rng):
-    """Task 1. Shorten (copies of) segments a and b until len(a) + len(b) ≤ max_num_tokens: one
-    token at a time from the currently longer segment (b when they are equal), from its front or
-    its back with probability 1/2 each. Returns (a, b) as lists."""
+def truncate_segment(tokens, limit, rng):
+    """Task 1. A copy of ``tokens`` shortened to at most ``limit`` tokens, one token at a time,
+    from the front or the back with probability 1/2 each (so where a segment was cut says nothing
+    about which segment it is)."""
     ### BEGIN SOLUTION task 1
-    a, b = list(a), list(b)
-    while len(a) + len(b) > max_num_tokens:
-        longer = a if len(a) > len(b) else b
-        del longer[0 if rng.random() < 0.5 else -1]
-    return a, b
+    tokens = list(tokens)
+    while len(tokens) > limit:
+        del tokens[0 if rng.random() < 0.5 else -1]
+    return tokens
     ### END SOLUTION
 
 
 def sop_pairs(documents, rng, max_num_tokens):
-    """Task 2. SOP examples (first, second, label) from ``documents``.
+    """Task 2. One SOP example (first, second, label) for every boundary between two consecutive
+    sentences j and j + 1 of every document, built as mirror images of each other, each within
+    half the budget, ``half = max_num_tokens // 2``:
 
-    Walk each document's sentences in order, packing them into a chunk until it holds at least two
-    sentences and at least ``max_num_tokens`` tokens, or the document ends (a last chunk of one
-    sentence is dropped). Cut each chunk at a random sentence boundary into A (the sentences
-    before) and B (the rest), both non-empty; truncate the pair with ``truncate_pair``; then with
-    probability 1/2 keep the order (label 0) or swap (label 1)."""
+    - A ends with sentence j and takes the sentences before it, nearest first, while the total
+      stays ≤ half; B starts with sentence j + 1 and takes the sentences after it while the total
+      stays ≤ half (each holds at least its one sentence);
+    - each is cut to ``half`` tokens with ``truncate_segment``;
+    - with probability 1/2 the pair keeps the text's order (A, B, 0), else it is swapped (B, A, 1).
+    """
     ### BEGIN SOLUTION task 2
-    pairs = []
+    half, pairs = max_num_tokens // 2, []
     for document in documents:
-        chunk, i = [], 0
-        while i < len(document):
-            chunk.append(document[i])
-            i += 1
-            if i < len(document) and (len(chunk) < 2 or sum(map(len, chunk)) < max_num_tokens):
-                continue
-            if len(chunk) >= 2:
-                cut = int(rng.integers(1, len(chunk)))
-                a = [t for sentence in chunk[:cut] for t in sentence]
-                b = [t for sentence in chunk[cut:] for t in sentence]
-                a, b = truncate_pair(a, b, max_num_tokens, rng)   # before the swap: same rule for both orders
-                label = int(rng.random() < 0.5)
-                pairs.append((b, a, 1) if label else (a, b, 0))
-            chunk = []
+        for j in range(len(document) - 1):
+            start = j                                           # A = document[start:j + 1]
+            while start > 0 and sum(map(len, document[start - 1:j + 1])) <= half:
+                start -= 1
+            end = j + 2                                         # B = document[j + 1:end]
+            while end < len(document) and sum(map(len, document[j + 1:end + 1])) <= half:
+                end += 1
+            a = truncate_segment([t for sentence in document[start:j + 1] for t in sentence], half, rng)
+            b = truncate_segment([t for sentence in document[j + 1:end] for t in sentence], half, rng)
+            pairs.append((b, a, 1) if rng.random() < 0.5 else (a, b, 0))
     return pairs
     ### END SOLUTION
 

@@ -7,6 +7,7 @@
 3. Is nothing of a solution left in the release: no region markers, no line of a solution region,
    no hidden test, no answer file?
 """
+import concurrent.futures
 import os
 import re
 import shutil
@@ -133,16 +134,23 @@ def check(root, timeout=60.0, jobs=2, say=print):
     with tempfile.TemporaryDirectory(prefix="minishare-check-") as scratch:
         tree, out = os.path.join(scratch, "teacher"), os.path.join(scratch, "release")
         shutil.copytree(root, tree, ignore=grade.COPY_IGNORE)
-        solutions = grade.run_exercises(tree, exercises, timeout, jobs, together=True)
-        collected = {n: m for run in solutions.values() for n, m in run.collected.items()}
-        problems = check_markers(exercises, collected, hidden) + check_solutions(solutions)
         try:
             release.release(root, out)
         except (regions.RegionError, OSError) as err:
-            return problems + [f"release: {err}"]
-        stubs = grade.run_exercises(out, exercises, timeout, jobs, together=True)
-        problems += check_release(exercises, collected, hidden, stubs)
-        problems += check_leaks(root, exercises, hidden, out)
+            released = False
+            problems = [f"release: {err}"]
+        else:
+            released, problems = True, []
+        # the teacher's tree and the release each in one pytest process, side by side
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2 if jobs > 1 else 1) as pool:
+            solutions = pool.submit(grade.run_exercises, tree, exercises, timeout, jobs, True)
+            stubs = pool.submit(grade.run_exercises, out, exercises, timeout, jobs, True) if released else None
+            solutions = solutions.result()
+            collected = {n: m for run in solutions.values() for n, m in run.collected.items()}
+            problems = check_markers(exercises, collected, hidden) + check_solutions(solutions) + problems
+            if stubs is not None:
+                problems += check_release(exercises, collected, hidden, stubs.result())
+                problems += check_leaks(root, exercises, hidden, out)
     n_hidden = sum(release.is_hidden(n, hidden) for n in collected)
     say(f"checked {len(exercises)} exercises, {sum(len(e.tasks) for e in exercises)} tasks, "
         f"{len(collected)} tests ({len(collected) - n_hidden} visible, {n_hidden} hidden) "
