@@ -4,7 +4,7 @@ A Transformer stack has N layer positions. Each position runs three components: 
 (with its LayerNorm), cross-attention (decoders only, with its LayerNorm) and the FFN (with the
 LayerNorm after it), the split ALBERT counts parameters by (Lan et al., 2019, Sec. 3.1). A *plan*
 maps every position, for every component, to the index of the distinct parameter set it uses.
-Models ask the plan and never special-case a strategy:
+Models ask the plan and never special-case a strategy::
 
     plan = Plan.build(sharing="cycle-rev", n_layers=6, n_unique=3)
     attention_sets = [Attention(...) for _ in range(plan.n_sets("attention"))]

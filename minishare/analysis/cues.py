@@ -4,7 +4,7 @@ cues alone, with no model and no reading of the sentences.
 A cue is a function of the pair (segment A, segment B) that ignores what the sentences say: does
 each segment end with sentence punctuation, which segment is longer, the first token of B, and so
 on (``CUES``). The baseline of a cue is the best rule that reads only that cue, fitted on one set
-of examples and scored on another:
+of examples and scored on another::
 
     fit:    for every value v the cue takes on the fitting examples, predict the label most of them
             carry (ties, and values never seen when fitting, get the fitting set's majority label)

@@ -11,10 +11,12 @@ extends BERT's (Devlin et al., 2019, Sec. 3.1):
    does: token by token from the longer segment, at its front or its back at random. For SOP a
    document is packed from its start or from its end, at random (below says why).
 2. Sentence-level task, as Hugging Face names the labels:
+
    - SOP (ALBERT): ``sentence_order_label`` 0 = A then B as in the text; 1 = the same two
      segments swapped. Probability 0.5 each. Swapped before truncation, as in ALBERT's code.
    - NSP (BERT): ``next_sentence_label`` 0 = B is the true continuation; 1 = B is taken from another
      document (and the sentences it replaced are used for the next pair). Probability 0.5 each.
+
 3. MLM. 15% of the maskable tokens (every token except [CLS], [SEP], [PAD] and [UNK]) are selected,
    at least one per example; of those 80% become [MASK], 10% a random non-special token and 10%
    stay. ``labels`` holds the original id at selected positions and -100 elsewhere. With
@@ -24,6 +26,7 @@ extends BERT's (Devlin et al., 2019, Sec. 3.1):
 Nothing but the text may tell the label; ``minishare.analysis.cues`` measures what rules reading
 only surface cues (segment ends, lengths, first and last tokens) score. Three leaks had to be
 closed for them to score chance on the default corpus (V = 1000, max_seq_length = 64):
+
 - Cutting always A's front and B's back marked the segment that lost its sentence end as the
   second one: a rule reading only whether each segment ends with ".", "!" or "?" scored 84% "SOP
   accuracy". Hence the random ends of ``truncate_pair``.
@@ -38,6 +41,7 @@ closed for them to score chance on the default corpus (V = 1000, max_seq_length 
   1/2, from its end (the crossing sentence is then a chunk's first), a departure from the
   reference that makes A and B alike. NSP keeps the reference's packing: its label swaps nothing,
   and its rules score chance without it.
+
 What remains (at most 52.5%, for first-token rules, on about 20,000 held-out pairs) comes from
 the words themselves, which the tasks are meant to read.
 
@@ -244,7 +248,7 @@ def collate(examples, label_name, pad_id=0, pad_to=None):
 
 
 class PretrainingData:
-    """MLM + SOP (or NSP) examples from a corpus, one epoch at a time.
+    """MLM + SOP (or NSP) examples from a corpus, one epoch at a time::
 
         data = PretrainingData(train_documents, tokenizer, max_seq_length=128, task="sop")
         for batch in data.batches(batch_size=32, seed=epoch):

@@ -118,7 +118,7 @@ class AdditionTask(Task):
 
 
 class ScanTask(Task):
-    """Translate a navigation command into actions, SCAN's grammar (Lake & Baroni, 2018):
+    """Translate a navigation command into actions, SCAN's grammar (Lake & Baroni, 2018)::
 
         command   := phrase | phrase "and" phrase | phrase "after" phrase
         phrase    := verb_part | verb_part "twice" | verb_part "thrice"

@@ -84,7 +84,7 @@ def report(result, figs):
 
 def roughness(curve):
     """How much a per-layer curve changes from layer to layer, the first layer left out (its point
-    is the LayerNorm artifact, see observations): the mean |value_(l+1) − value_l| over l >= 2."""
+    is the LayerNorm artifact, see observations): the mean ``|value_(l+1) − value_l|`` over l >= 2."""
     rest = curve[1:]
     return sum(abs(b - a) for a, b in zip(rest, rest[1:])) / max(1, len(rest) - 1)
 
@@ -92,7 +92,7 @@ def roughness(curve):
 def first_point(r, H):
     """What the first point of Figure 1 is made of, for one model's results over seeds: the mean
     norms of h_0 (embedding output) and h_1 (first layer output), the first L2 distance, and the
-    part of it that the difference of the two norms alone forces (|‖h_1‖ − ‖h_0‖| <= ‖h_1 − h_0‖,
+    part of it that the difference of the two norms alone forces (``|‖h_1‖ − ‖h_0‖| <= ‖h_1 − h_0‖``,
     the triangle inequality), trained and untrained."""
     out = {}
     for kind in ("trained", "untrained"):

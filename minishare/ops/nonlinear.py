@@ -62,12 +62,12 @@ class ReLU(Function):
 
 class GELU(Function):
     """The Gaussian Error Linear Unit (Hendrycks & Gimpel, 2016): y = x Φ(x), Φ the standard normal
-    CDF.
+    CDF. ::
 
-    approximate="none":  Φ(x) = (1 + erf(x / √2)) / 2,   dy/dx = Φ(x) + x φ(x), φ(x) = exp(-x²/2)/√(2π)
-    approximate="tanh":  y = x (1 + tanh(u)) / 2 with u = √(2/π) (x + 0.044715 x³), BERT's and
-                         ALBERT's "gelu_new";  dy/dx = (1 + t)/2 + x (1 - t²) u'/2, t = tanh(u),
-                         u' = √(2/π) (1 + 3 · 0.044715 x²).
+        approximate="none":  Φ(x) = (1 + erf(x / √2)) / 2,   dy/dx = Φ(x) + x φ(x), φ(x) = exp(-x²/2)/√(2π)
+        approximate="tanh":  y = x (1 + tanh(u)) / 2 with u = √(2/π) (x + 0.044715 x³), BERT's and
+                             ALBERT's "gelu_new";  dy/dx = (1 + t)/2 + x (1 - t²) u'/2, t = tanh(u),
+                             u' = √(2/π) (1 + 3 · 0.044715 x²).
     """
 
     def forward(self, x, approximate="none"):

@@ -1,7 +1,7 @@
 """Learning-rate schedules: ``LambdaLR`` (PyTorch's) and the two warm-up schedules Transformers
 train with, linear decay (BERT, ALBERT) and cosine decay.
 
-Call ``scheduler.step()`` once after each ``optimizer.step()``:
+Call ``scheduler.step()`` once after each ``optimizer.step()``::
 
     optimizer = optim.LAMB(model.parameters(), lr=1.76e-3)
     scheduler = optim.linear_warmup_decay(optimizer, num_warmup_steps=3125, num_training_steps=125_000)

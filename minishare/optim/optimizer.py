@@ -35,15 +35,14 @@ def check_range(name, value, low=0.0, high=math.inf, high_inclusive=True):
 class Optimizer:
     """Base class of the optimizers.
 
-    ``params``    an iterable of Parameters (``model.parameters()``), or of dicts, the *parameter
-                  groups*: each has "params" and may override any of ``defaults`` for its
-                  parameters. BERT and ALBERT, for instance, exclude biases and LayerNorm from
-                  weight decay:
+    ``params``: an iterable of Parameters (``model.parameters()``), or of dicts, the *parameter
+    groups*: each has "params" and may override any of ``defaults`` for its parameters. BERT and
+    ALBERT, for instance, exclude biases and LayerNorm from weight decay::
 
-                      AdamW([{"params": matrices},
-                             {"params": biases_and_norms, "weight_decay": 0.0}], lr=1e-3)
+        AdamW([{"params": matrices},
+               {"params": biases_and_norms, "weight_decay": 0.0}], lr=1e-3)
 
-    ``defaults``  the hyperparameters ("lr", ...) of groups that do not set them.
+    ``defaults``: the hyperparameters ("lr", ...) of groups that do not set them.
 
     ``param_groups`` is a list of dicts: "params" (a list of distinct Parameters) and every
     hyperparameter. A learning-rate schedule changes ``group["lr"]`` between steps.

@@ -1,0 +1,5 @@
+"""Placeholder, filled below."""
+
+
+def tables(figures):
+    return {}

@@ -1,0 +1,237 @@
+"""The parts of the book that are generated at build time, so that the book shows what exists in
+the checkout and never a hand-typed copy of it:
+
+- ``notebooks/NN_topic.ipynb``: the course notebooks (``notebooks/NN_topic.py``, jupytext's
+  py:percent format) turned into notebooks without outputs, which myst-nb then executes;
+- ``_generated/chNN/notebooks.md``: the notebooks of chapter NN, as links (only those that exist);
+- ``_generated/chNN/exercises.md``: the text of every exercise whose README says it belongs to
+  chapter NN (``*Chapter NN ...*`` on its first lines), its headings moved under the chapter's;
+- ``_generated/figures/<experiment>/<name>.md``: a figure of the reproduction with its caption
+  from the report, or nothing when this run has not made that figure;
+- ``_generated/measured/<table>.md``: "what the papers report against what we measured" tables,
+  whose measured column is read from ``figures/<experiment>/result.json`` (``measured.py``).
+
+A chapter includes these files with MyST's ``{include}``. Each file is rewritten only when its
+text changes, so Sphinx rereads only the chapters whose generated parts changed.
+"""
+import glob
+import os
+import re
+
+import measured
+
+BOOK = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(BOOK)
+GENERATED = os.path.join(BOOK, "_generated")
+FIGURES = os.path.join(BOOK, "figures")
+
+# The notebooks of each chapter (the course map's numbers), found by words in their file names:
+# a notebook that is renamed or added shows up without an edit here as long as its name keeps
+# the topic.
+NOTEBOOK_WORDS = {
+    1: ("autograd",), 2: ("transformer_layer",), 3: ("parameters_go", "factorized"),
+    4: ("cross_layer",), 5: ("takase",), 6: ("universal", "_act"), 7: ("tying",),
+    8: ("pretraining", "sop_nsp"), 9: ("layerwise",), 10: ("seq2seq_sharing", "convergence"),
+    11: ("cost",), 12: ("checkpoint", "parallel", "process"), 13: ("gpu",),
+}
+# The reproduction's figures each chapter shows: (experiment, file-name pattern without ".png");
+# "*" shows every figure the experiment made, in the report's order, so a figure the reproduction
+# adds appears without an edit here.
+CHAPTER_FIGURES = {
+    2: [("gradnorms", "*")],
+    3: [("params", "params_table1"), ("params", "params_breakdown"), ("params", "params_vs_E"),
+        ("embedding_size", "*")],
+    4: [("plans", "plans"), ("params", "params_vs_depth"), ("memory", "memory")],
+    5: [("params", "params_takase")],
+    6: [("universal", "*")],
+    7: [("tying", "*")],
+    8: [("sop_nsp", "*")],
+    9: [("layerwise", "*")],
+    10: [("albert_sharing", "*"), ("takase", "*"), ("regularizer", "*")],
+    11: [("memory", "time_vs_depth"), ("flops", "*")],
+}
+
+
+def write_if_changed(path, text):
+    """Write ``text`` to ``path`` unless it already holds exactly that (keeps mtimes, so Sphinx
+    does not reread unchanged pages)."""
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            if f.read() == text:
+                return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+# --- notebooks -------------------------------------------------------------------------------------
+def notebook_sources():
+    return sorted(glob.glob(os.path.join(ROOT, "notebooks", "[0-9][0-9]_*.py")))
+
+
+def convert_notebooks():
+    """notebooks/NN_topic.py -> book/notebooks/NN_topic.ipynb (no outputs); stale ones removed."""
+    import jupytext
+    import nbformat
+
+    out = os.path.join(BOOK, "notebooks")
+    wanted = set()
+    for path in notebook_sources():
+        name = os.path.splitext(os.path.basename(path))[0] + ".ipynb"
+        wanted.add(name)
+        notebook = jupytext.read(path)
+        notebook.metadata.pop("jupytext", None)
+        write_if_changed(os.path.join(out, name), nbformat.writes(notebook) + "\n")
+    for stale in glob.glob(os.path.join(out, "*.ipynb")):
+        if os.path.basename(stale) not in wanted:
+            os.remove(stale)
+    # a page listing the notebooks in course order: the toctree of the book's notebook part
+    write_if_changed(os.path.join(GENERATED, "notebooks_toctree.md"),
+                     "```{toctree}\n:maxdepth: 1\n\n"
+                     + "".join(f"/notebooks/{os.path.splitext(n)[0]}\n" for n in sorted(wanted)) + "```\n")
+
+
+def notebook_title(path):
+    """The notebook's first Markdown heading, without its leading '#'."""
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"#\s+#\s+(.+)", line)
+            if m:
+                return m.group(1).strip()
+    return os.path.basename(path)
+
+
+def chapter_notebooks(number):
+    words = NOTEBOOK_WORDS.get(number, ())
+    return [p for p in notebook_sources() if any(w in os.path.basename(p) for w in words)]
+
+
+def notebooks_part(number):
+    found = chapter_notebooks(number)
+    if not found:
+        return ("No notebook accompanies this chapter yet; the code above runs as it is in a Python "
+                "session.\n")
+    lines = ["Run this chapter in its notebook (its outputs below come from quick mode, "
+             "`MINISHARE_QUICK=1`):", ""]
+    for path in found:
+        name = os.path.splitext(os.path.basename(path))[0]
+        lines.append(f"- {{doc}}`/notebooks/{name}` (`notebooks/{os.path.basename(path)}`)")
+    return "\n".join(lines) + "\n"
+
+
+# --- exercises -------------------------------------------------------------------------------------
+def exercise_readmes():
+    return sorted(glob.glob(os.path.join(ROOT, "exercises", "ex[0-9]*", "README.md")))
+
+
+def exercise_chapter(path):
+    """The chapter an exercise names on its first lines ("*Chapter 4 (...)"), or None."""
+    with open(path, encoding="utf-8") as f:
+        head = f.read(600)
+    m = re.search(r"Chapter\s+(\d+)", head)
+    return int(m.group(1)) if m else None
+
+
+_LINK = re.compile(r"(?<!!)\[([^\]]+)\]\(([^)\s]+)\)")
+
+
+def _relink(text, folder):
+    """Links of a README to files beside it become the file's path in the repository (as code):
+    the book has no page for them, and a dead link is worse than a path."""
+    def fix(m):
+        label, target = m.group(1), m.group(2)
+        if re.match(r"[a-z]+:", target) or target.startswith("#"):
+            return m.group(0)
+        path = os.path.normpath(os.path.join(folder, target.split("#")[0]))
+        shown = os.path.relpath(path, ROOT)
+        plain = label.strip("`")
+        return f"{label} (`{shown}`)" if plain != shown and plain != target else f"`{shown}`"
+    return _LINK.sub(fix, text)
+
+
+def shifted(markdown, levels):
+    """``markdown`` with every ATX heading ``levels`` deeper (code fences left alone)."""
+    out, fence = [], None
+    for line in markdown.splitlines():
+        m = re.match(r"\s*(```+|~~~+)", line)
+        if m:
+            mark = m.group(1)
+            if fence is None:
+                fence = mark
+            elif mark.startswith(fence):
+                fence = None
+        elif fence is None and re.match(r"#{1,6}\s", line):
+            line = "#" * levels + line
+        out.append(line)
+    return "\n".join(out)
+
+
+def exercises_part(number):
+    found = [p for p in exercise_readmes() if exercise_chapter(p) == number]
+    if not found:
+        return "No exercise belongs to this chapter yet.\n"
+    parts = ["The texts below are the exercises' own READMEs (`exercises/exNN_topic/README.md`). "
+             "Check your work with `python -m minishare.exercises check exNN`, or run an exercise's "
+             "tests with pytest as each text says.", ""]
+    for path in found:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        parts += [shifted(_relink(text, os.path.dirname(path)), 2), ""]
+    return "\n".join(parts)
+
+
+# --- figures ---------------------------------------------------------------------------------------
+def report_captions():
+    """{"experiment/name.png": caption} from the report's ``![caption](path)`` lines."""
+    path = os.path.join(FIGURES, "report.md")
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        return {m.group(2): m.group(1) for m in re.finditer(r"!\[([^\]]*)\]\(([^)]+\.png)\)", f.read())}
+
+
+def figure_part(experiment, pattern, captions):
+    """Every figure ``experiment/pattern.png`` this run made, in the report's order, as MyST
+    figures with the report's captions; empty when there is none (the chapter goes on without)."""
+    order = {path: i for i, path in enumerate(captions)}
+    found = sorted((os.path.relpath(p, FIGURES).replace(os.sep, "/")
+                    for p in glob.glob(os.path.join(FIGURES, experiment, pattern + ".png"))),
+                   key=lambda png: (order.get(png, len(order)), png))
+    parts = []
+    for png in found:
+        caption = captions.get(png, f"The reproduction's figure `{png}`.")
+        alt = caption.replace("\n", " ")
+        parts.append(f"```{{figure}} /figures/{png}\n:width: 100%\n:alt: {alt}\n\n{caption} "
+                     f"(`book/figures/{png}`)\n```\n")
+    return "\n".join(parts)
+
+
+# --- the hook --------------------------------------------------------------------------------------
+def generate(app, config):
+    convert_notebooks()
+    captions = report_captions()
+    wanted = {os.path.join(GENERATED, "notebooks_toctree.md")}
+    for number in NOTEBOOK_WORDS:
+        for part, text in (("notebooks", notebooks_part(number)), ("exercises", exercises_part(number))):
+            path = os.path.join(GENERATED, f"ch{number:02d}", f"{part}.md")
+            write_if_changed(path, text)
+            wanted.add(path)
+    for figures in CHAPTER_FIGURES.values():
+        for experiment, pattern in figures:
+            path = os.path.join(GENERATED, "figures", experiment, f"{pattern.replace('*', 'all')}.md")
+            write_if_changed(path, figure_part(experiment, pattern, captions))
+            wanted.add(path)
+    for name, text in measured.tables(FIGURES).items():
+        path = os.path.join(GENERATED, "measured", f"{name}.md")
+        write_if_changed(path, text)
+        wanted.add(path)
+    for path in glob.glob(os.path.join(GENERATED, "**", "*.md"), recursive=True):
+        if path not in wanted:
+            os.remove(path)
+
+
+def setup(app):
+    app.connect("config-inited", generate)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,199 @@
+"""Read the built book as a reader would: open every page in headless Chromium and fail on what a
+reader would see broken.
+
+    python book/check_browser.py [--html book/_build/html] [--screens book/_build/screens]
+
+The pages are served from 127.0.0.1 by a throwaway HTTP server, and Debian's Chromium
+(/usr/bin/chromium, or $CHROMIUM) is driven through Playwright, whose own browser download is never
+used (it needs the internet). For every page it fails on:
+
+- a JavaScript error (an uncaught exception, or a console message of type "error");
+- a request to any host other than the local server (a CDN, fonts, analytics): the request is
+  blocked and reported, so a page that would need the internet is found offline;
+- a response of 400 or more, or a failed request (a missing script, style sheet or image);
+- an image that did not load (``naturalWidth == 0``);
+- math left unrendered: a page with math must have MathJax's output (``mjx-container``);
+- an internal link whose page does not exist, or whose ``#anchor`` is not an id on that page.
+
+It saves a screenshot of the first screen of each chapter, notebook and reference page, at
+desktop width (1280 px) and at phone width (390 px), plus one of the navigation opened on a phone.
+Exit status 0 when every page is clean, 1 otherwise (every problem is listed).
+"""
+import argparse
+import functools
+import glob
+import html.parser
+import http.server
+import os
+import sys
+import threading
+import urllib.parse
+
+BOOK = os.path.dirname(os.path.abspath(__file__))
+CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+                  "--disable-default-apps", "--disable-extensions"]
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+
+
+class _Anchors(html.parser.HTMLParser):
+    """The ids (and a names) of one HTML page, and its links."""
+
+    def __init__(self):
+        super().__init__()
+        self.ids, self.links = set(), []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        for key in ("id", "name") if tag == "a" else ("id",):
+            if attrs.get(key):
+                self.ids.add(attrs[key])
+        if tag == "a" and attrs.get("href"):
+            self.links.append(attrs["href"])
+
+
+@functools.lru_cache(maxsize=None)
+def parse(path):
+    parser = _Anchors()
+    with open(path, encoding="utf-8") as f:
+        parser.feed(f.read())
+    return parser
+
+
+def broken_links(root, page):
+    """Internal links of ``page`` (a path under ``root``) to a missing file or a missing anchor."""
+    problems = []
+    for href in parse(page).links:
+        url = urllib.parse.urlsplit(href)
+        if url.scheme or url.netloc or href.startswith("mailto:"):
+            continue          # an outside link is not followed (a request would be caught anyway)
+        target = page if not url.path else os.path.normpath(
+            os.path.join(os.path.dirname(page), urllib.parse.unquote(url.path)))
+        if os.path.isdir(target):
+            target = os.path.join(target, "index.html")
+        if not target.startswith(root) or not os.path.exists(target):
+            problems.append(f"link {href!r}: no file {os.path.relpath(target, root)}")
+            continue
+        fragment = urllib.parse.unquote(url.fragment)
+        if fragment and target.endswith(".html") and fragment not in parse(target).ids:
+            problems.append(f"link {href!r}: no anchor #{fragment} on {os.path.relpath(target, root)}")
+    return problems
+
+
+def serve(root):
+    handler = functools.partial(_QuietHandler, directory=root)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def screenshot_name(rel):
+    """chapters/01_autograd.html -> chapters_01_autograd; only pages a reader reads get one."""
+    if rel.startswith(("chapters/", "notebooks/")) or rel in (
+            "index.html", "preface.html", "api.html", "appendix.html", "notebooks.html",
+            "api/generated/minishare.sharing.html", "api/generated/minishare.tensor.html"):
+        return os.path.splitext(rel)[0].replace("/", "_")
+    return None
+
+
+def check(root, screens, chromium):
+    from playwright.sync_api import sync_playwright
+
+    root = os.path.abspath(root)
+    pages = sorted(os.path.relpath(p, root) for p in glob.glob(os.path.join(root, "**", "*.html"), recursive=True)
+                   if "/_static/" not in p and "/_sources/" not in p)
+    if not pages:
+        raise SystemExit(f"no HTML pages under {root}: build the book first (bash book/build.sh)")
+    os.makedirs(screens, exist_ok=True)
+    server = serve(root)
+    origin = f"http://127.0.0.1:{server.server_address[1]}"
+    problems = {}
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS, headless=True)
+        for viewport in (DESKTOP, PHONE):
+            phone = viewport is PHONE
+            context = browser.new_context(viewport=viewport, device_scale_factor=1)
+            page = context.new_page()
+            current = {"errors": []}
+
+            def route(r):
+                if r.request.url.startswith(origin + "/") or r.request.url.startswith(("data:", "blob:")):
+                    r.continue_()
+                else:
+                    current["errors"].append(f"request to another host: {r.request.url}")
+                    r.abort()
+
+            page.route("**/*", route)
+            page.on("console", lambda m: m.type == "error" and current["errors"].append(f"console error: {m.text}"))
+            page.on("pageerror", lambda e: current["errors"].append(f"JavaScript exception: {e}"))
+            page.on("requestfailed", lambda r: r.url.startswith(origin) and current["errors"].append(
+                f"request failed: {r.url} ({r.failure})"))
+            page.on("response", lambda r: r.status >= 400 and current["errors"].append(
+                f"HTTP {r.status}: {r.url}"))
+
+            for rel in pages:
+                name = screenshot_name(rel)
+                if phone and name is None:
+                    continue          # every page is checked at desktop width; the read ones at both
+                current["errors"] = []
+                page.goto(f"{origin}/{rel}", wait_until="load")
+                if page.locator(".math").count():
+                    try:
+                        page.wait_for_selector("mjx-container", timeout=20000)
+                        page.wait_for_function("() => !document.querySelector('.math:not(:has(mjx-container))')"
+                                               " || window.MathJax?.startup?.promise", timeout=20000)
+                    except Exception:
+                        current["errors"].append("math not rendered (no mjx-container after 20 s)")
+                page.wait_for_load_state("networkidle")
+                for src in page.eval_on_selector_all(
+                        "img", "els => els.filter(e => !(e.complete && e.naturalWidth > 0)).map(e => e.src)"):
+                    current["errors"].append(f"image not loaded: {src}")
+                if not phone:
+                    current["errors"] += broken_links(root, os.path.join(root, rel))
+                if name:
+                    page.screenshot(path=os.path.join(screens, f"{name}{'_phone' if phone else ''}.png"))
+                if current["errors"]:
+                    problems.setdefault(rel, []).extend(
+                        (f"[{'phone' if phone else 'desktop'}] " + e) for e in current["errors"])
+            if phone:          # the navigation must open on a narrow screen
+                page.goto(f"{origin}/index.html", wait_until="load")
+                button = page.locator("label.nav-overlay-icon")
+                if button.count() and button.first.is_visible():
+                    button.first.click()
+                    page.wait_for_timeout(500)
+                    page.screenshot(path=os.path.join(screens, "index_phone_navigation.png"))
+                opened = page.locator(".sidebar-drawer")
+                if not (opened.count() and opened.first.is_visible()):
+                    problems.setdefault("index.html", []).append("[phone] the navigation does not open")
+            context.close()
+        browser.close()
+    server.shutdown()
+    return pages, problems
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--html", default=os.path.join(BOOK, "_build", "html"))
+    parser.add_argument("--screens", default=os.path.join(BOOK, "_build", "screens"))
+    parser.add_argument("--chromium", default=os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+    args = parser.parse_args(argv)
+    pages, problems = check(args.html, args.screens, args.chromium)
+    for rel, errors in problems.items():
+        print(f"FAIL {rel}")
+        for e in errors:
+            print(f"  {e}")
+    shots = len(glob.glob(os.path.join(args.screens, "*.png")))
+    print(f"browser check: {len(pages)} pages, {len(pages) - len(problems)} clean, {len(problems)} with "
+          f"problems; {shots} screenshots in {args.screens}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
