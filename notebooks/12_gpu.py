@@ -119,15 +119,31 @@ plot_bars({name: s for name, s in seconds.items()}, ylabel="milliseconds (median
 #
 # ## 12.5 What changes on CuPy
 #
-# Three places in the library look at the backend's name, each for a reason CuPy differs:
+# Three things differ on a GPU, and the library handles each in one place:
 #
-# - `backend.scatter_add`: NumPy's `np.add.at` against `cupyx.scatter_add` (the embedding's
-#   backward adds the gradients of repeated token ids);
-# - `backend.erf`: NumPy has no `erf`, CuPy has one in `cupyx.scipy.special` (the exact GELU);
-# - `memory._synchronize`: wait for the GPU before reading a clock.
+# - **Functions NumPy lacks or spells differently.** `backend.erf` (the exact GELU) takes CuPy's
+#   from `cupyx.scipy.special` and computes on the host otherwise.
+# - **Clocks.** CuPy returns before the GPU has finished; `memory._synchronize` waits before a
+#   time is read (above).
+# - **Waiting for the device.** Reading a device value on the host (`bool(x)`, `float(x)`,
+#   `.item()`) makes the host wait until the GPU's queue is empty. An op's input check such as
+#   "ids lie in [0, V)" would do that at every call; `backend.check` records the check instead,
+#   and a training step reads all of them together. The strict backend *counts* these waits, so
+#   a test can say how many a step costs:
 
 # %%
-course.Source(backend.scatter_add)
+course.Source(backend.check)
+
+# %%
+backend.use("strict")
+minishare.manual_seed(0)
+model = AlbertForPreTraining(AlbertConfig.from_preset("albert-tiny", vocab_size=1000))
+ids, labels = backend.asarray(ids_host), backend.asarray(labels_host)
+before = backend.host_syncs()
+loss = model(ids, labels=labels).loss
+loss.backward()
+print(f"host waits during one forward and backward pass on the strict backend: {backend.host_syncs() - before}")
+backend.use("numpy")
 
 # %% [markdown]
 # ## 12.6 Exercises
