@@ -165,7 +165,7 @@ guess = None
 backend.use("strict")
 returned = type(backend.to_numpy(minishare.tensor([1.0]).data)).__name__
 backend.use("numpy")
-print(f"type returned: {returned} (your guess: {guess})")
+print(course.reveal(guess, returned, "name of the type returned"))
 
 # %% [markdown]
 # **Q2.** How many times slower than NumPy was the strict backend's training step above?

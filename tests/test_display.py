@@ -166,5 +166,7 @@ def test_committed_result_loads_and_names_a_missing_file(tmp_path):
 
 
 def test_reveal_compares_a_guess():
-    assert "off by 50%" in course.reveal(3.0, 2.0)
-    assert "write your prediction" in course.reveal(None, 2.0)
+    assert course.reveal(3.0, 2.0) == "the value: 2.0; your prediction 3.0 is off by 50%"
+    hidden = course.reveal(None, 2.0)
+    assert "2.0" not in hidden and "hidden" in hidden
+    assert course.reveal("ndarray", "ndarray", "type").endswith("is right")
