@@ -44,7 +44,8 @@ def plot_attention(probs, labels=None, title="Attention probabilities"):
 
 def plot_bars(values, ylabel, title, xlabel="configuration"):
     """Grouped bars: ``values`` is {series: {configuration: value}}; every series gets its own
-    colour and hatch, bars carry their value. For counts and bytes of a few configurations."""
+    colour and hatch, bars carry their value, the legend sits outside the axes. For counts, bytes
+    and accuracies of a few configurations."""
     if not values:
         raise ValueError("plot_bars needs at least one series")
     configs = list(dict.fromkeys(c for series in values.values() for c in series))
@@ -59,5 +60,6 @@ def plot_bars(values, ylabel, title, xlabel="configuration"):
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    ax.legend()
+    ax.margins(y=0.12)                                        # room for the value labels
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))   # outside the axes: never over a bar
     return fig
