@@ -238,14 +238,29 @@ def layerwise_rows(settings):
 
 
 # --- chapters 5 and 10: Takase & Kiyono -----------------------------------------------------------------
-PAPER_TAKASE = {  # method: (params, speed, BLEU) at M = 6, N = 12 (Universal: M = 1, N = 6), Table 1
-    "vanilla": ("61M", "1.00", "26.57"), "universal": ("63M", "0.48", "26.90"),
-    "sequence": ("61M", "0.63", "27.13"), "cycle": ("61M", "0.63", "27.04"),
-    "cycle-rev": ("61M", "0.63", "27.08"),
+PAPER_TAKASE = {  # (method, N / M): (M/N in the paper, params, speed, BLEU), Takase & Kiyono Table 1
+    ("vanilla", 1): ("6/6", "61M", "1.00", "26.57"),
+    ("sequence", 2): ("6/12", "61M", "0.63", "27.13"), ("cycle", 2): ("6/12", "61M", "0.63", "27.04"),
+    ("cycle (rev)", 2): ("6/12", "61M", "0.63", "27.08"),
+    ("sequence", 3): ("6/18", "61M", "0.47", "27.02"), ("cycle", 3): ("6/18", "61M", "0.47", "27.25"),
+    ("cycle (rev)", 3): ("6/18", "61M", "0.47", "27.31"),
 }
+PAPER_UNIVERSAL = ("1/6", "63M", "0.48", "26.90")
 
 
-def takase_table(figures, experiment="takase", metric="loss"):
+def paper_takase(m):
+    """The paper's row for one of our configurations: the same method at the same depth ratio N / M
+    (the Universal Transformer: the paper's one wide layer, whatever N)."""
+    method = str(m.get("method", "")).lower()
+    if method == "universal":
+        return PAPER_UNIVERSAL
+    try:
+        return PAPER_TAKASE.get((method, m["N"] // m["M"]))
+    except (KeyError, TypeError, ZeroDivisionError):
+        return None
+
+
+def takase_table(figures, experiment="takase", metric="loss", paper=True):
     loaded = load(figures, experiment)
     if loaded is None:
         return claims_table(experiment, figures, lambda s: [])
@@ -257,9 +272,9 @@ def takase_table(figures, experiment="takase", metric="loss"):
         for key, m in methods.items():
             if not isinstance(m, dict):
                 continue
-            paper = PAPER_TAKASE.get(str(m.get("method", key)).lower())
+            p = paper_takase(m) if paper else None
             rows.append((f"{m.get('label', key)}, {norm}-LN",
-                         f"speed {paper[1]}, BLEU {paper[2]}" if paper else "–",
+                         f"M/N = {p[0]}: {p[1]}, speed {p[2]}, BLEU {p[3]}" if p else "–",
                          cell(lambda m=m: num(_get(m, "params"))),
                          cell(lambda m=m: f"{_get(m, 'speed'):.2f}"),
                          cell(lambda m=m: num(_get(m, metric))),
@@ -267,11 +282,12 @@ def takase_table(figures, experiment="takase", metric="loss"):
     if not rows:
         return (f"*This run's `{experiment}` result has no per-method table the book can read.*\n\n"
                 + source_line(experiment, settings) + "\n")
-    header = ("configuration", "the paper (WMT En-De, M = 6, N = 12)", "parameters", "speed vs Vanilla",
-              f"held-out {metric}", "held-out loss at Vanilla's time")
-    return (markdown_table(header, rows) + "\n\n" + source_line(experiment, settings)
-            + " The paper's speed is training speed relative to Vanilla; its BLEU is the average over "
-              "newstest2010-2016 (Takase & Kiyono, 2021, Table 1).\n")
+    header = ("configuration", "the paper reports (WMT En-De)" if paper else "the paper reports",
+              "parameters", "speed vs Vanilla", f"held-out {metric}", "held-out loss at Vanilla's time")
+    note = (" The paper's row is the same method at the same depth ratio N / M; its speed is training "
+            "speed relative to Vanilla and its BLEU the average over newstest2010-2016 (Takase & "
+            "Kiyono, 2021, Table 1)." if paper else " The paper reports no language-modelling runs.")
+    return markdown_table(header, rows) + "\n\n" + source_line(experiment, settings) + note + "\n"
 
 
 # --- chapter 11: memory, FLOPs, time -------------------------------------------------------------------
@@ -343,7 +359,7 @@ def tables(figures):
         "sop_nsp": claims_table("sop_nsp", figures, sop_rows),
         "layerwise": claims_table("layerwise", figures, layerwise_rows),
         "takase": takase_table(figures, "takase", "loss"),
-        "lm": takase_table(figures, "lm", "perplexity"),
+        "lm": takase_table(figures, "lm", "perplexity", paper=False),
         "memory": claims_table("memory", figures, memory_rows),
         "flops": claims_table("flops", figures, flops_rows),
         "act": claims_table("act", figures, act_rows),

@@ -161,9 +161,9 @@ def exercises_part(number):
     found = [p for p in exercise_readmes() if exercise_chapter(p) == number]
     if not found:
         return "No exercise belongs to this chapter yet.\n"
-    parts = ["The texts below are the exercises' own READMEs (`exercises/exNN_topic/README.md`). "
-             "Check your work with `python -m minishare.exercises check exNN`, or run an exercise's "
-             "tests with pytest as each text says.", ""]
+    parts = ["The texts below are the exercises' own READMEs (`exercises/exNN_topic/README.md`); "
+             "each says which file to edit and how to run its tests. Teachers release and grade the "
+             "exercises with `python -m minishare.exercises` (see `exercises/README.md`).", ""]
     for path in found:
         with open(path, encoding="utf-8") as f:
             text = f.read()
