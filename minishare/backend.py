@@ -14,8 +14,16 @@ Choose with the environment variable ``MINISHARE_BACKEND`` before import, or at 
 are not moved when you switch.
 
 Data crosses between host and device only through :func:`asarray` (host -> backend) and
-:func:`to_numpy` (backend -> host), so every transfer is explicit.
+:func:`to_numpy` (backend -> host), so every transfer is explicit. Every read of a device value on
+the host (``float(x)``, ``.item()``, ``to_numpy``) waits for the GPU's queue to drain: a training
+step makes one (``minishare.train``), and the strict backend counts them (:func:`host_syncs`).
+
+Scatter-adds (``xp.add.at``: the backward of embedding lookups and of integer indexing) are one call
+on every backend. On a GPU they use atomic adds, whose order varies from run to run, so float32
+sums there are not bit-reproducible; on a CPU they are. No test or claim relies on bit-equality on
+a GPU.
 """
+import contextlib
 import math
 import os
 import sys
@@ -81,19 +89,39 @@ def to_numpy(array):
     (a copy from a GPU; on the NumPy backend the array itself, so copy before modifying it)."""
     if isinstance(array, (numpy.ndarray, numpy.generic)):
         return numpy.asarray(array)
-    if name == "cupy":
-        return array.get()
-    return xp.to_numpy(array)
+    return array.get()
 
 
-def scatter_add(target, index, values):
-    """``target[index] += values`` where repeated indices accumulate (unlike ``+=`` with
-    fancy indexing, which keeps one write per index). In place."""
-    if name == "cupy":
-        import cupyx
-        cupyx.scatter_add(target, index, values)
+_pending = None   # a list while checks are deferred (inside a training step), else None
+
+
+def check(bad, error):
+    """Raise ``error()`` if the device boolean ``bad`` is true: the input checks of ops (ids in
+    range). Reading ``bad`` makes the host wait for the device, so inside :func:`deferred_checks`
+    it is only recorded, and read together with the training step's one sync."""
+    if _pending is None:
+        if bool(bad):
+            raise error()
     else:
-        xp.add.at(target, index, values)
+        _pending.append((bad, error))
+
+
+@contextlib.contextmanager
+def deferred_checks():
+    """Within the block :func:`check` records instead of reading; yields the list of recorded
+    (bad, error) pairs, for the caller to read with its one transfer and raise the first."""
+    global _pending
+    previous, _pending = _pending, []
+    try:
+        yield _pending
+    finally:
+        _pending = previous
+
+
+def host_syncs():
+    """How many times the host has waited for the device so far (each one empties a GPU's queue),
+    as counted by the strict backend; None on the others, which do not count."""
+    return xp.host_syncs() if name == "strict" else None
 
 
 def erf(x):

@@ -1,6 +1,8 @@
 """The command line: ``python -m minishare {train,count,plan,reproduce} --help``.
 
-Bad arguments get one line on stderr and exit status 2, never a traceback.
+Bad arguments get one line on stderr and exit status 2, never a traceback. A training run that
+diverges ends with one line and status 1; one stopped by Ctrl-C (SIGINT) or SIGTERM saves, prints
+how to resume, and ends with status 128 + the signal's number (130, 143).
 """
 import argparse
 import json
@@ -8,8 +10,8 @@ import os
 import sys
 
 from minishare import sharing
-from minishare.files import atomic_write
 from minishare.experiments import run_folder
+from minishare.files import atomic_write
 
 MODEL_TASKS = ("pretrain", "lm", "copy", "reverse", "sort", "addition", "scan")
 # train's flags that define a run (a fresh run's defaults); on --resume, the run's own values

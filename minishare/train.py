@@ -11,11 +11,13 @@ with an error naming the step and the last finite loss, before the optimizer tou
 so does a non-finite gradient norm. ``train(stop=...)`` ends early, between two steps, when asked:
 ``stop_requests()`` turns Ctrl-C (SIGINT) and SIGTERM into such a request.
 
-A run is reproducible bit for bit on one machine: seed initialization and dropout with
+A run is reproducible bit for bit on one CPU machine: seed initialization and dropout with
 ``minishare.manual_seed`` before building the model (``run_training`` does), and the task's batches
 are a pure function of (the task's seed, step). Resuming
 from ``minishare.save(model, path, trainer.state_dict())`` continues exactly as the uninterrupted
-run would have.
+run would have. On a GPU neither holds bit for bit: scatter-adds use atomics (see
+``minishare.backend``), and CuPy's dropout generator has no state to save, so a resumed run draws
+fresh masks.
 """
 import csv
 import dataclasses
@@ -23,13 +25,17 @@ import contextlib
 import json
 import math
 import signal
+import sys
 import threading
 import time
+
+import numpy   # only for numpy.errstate: the step's math runs on minishare.backend
 
 from minishare import backend, optim
 from minishare import random as ms_random
 from minishare.files import atomic_write
 from minishare.nn.utils import clip_grad_norm_
+from minishare.tensor import Tensor
 
 
 @dataclasses.dataclass
@@ -107,19 +113,35 @@ class Trainer:
         return self.history
 
     def _train_step(self):
+        """Forward and backward of each micro-batch and the clipping stay on the device; then the
+        step's one host sync reads the losses, metrics, gradient norm and input checks together,
+        and only when they are all good does the optimizer step."""
         c = self.config
+        names, values = [], []              # what to read back, in one transfer
+        # NumPy's floating-point warnings are off: a NaN or inf reaches the loss or the gradient
+        # norm, which the step reads and reports itself (naming the step), as it would on a GPU.
+        with backend.deferred_checks() as checks, numpy.errstate(all="ignore"):
+            for micro in range(c.grad_accum_steps):
+                batch = self.task.batch(self.step * c.grad_accum_steps + micro)
+                loss, micro_metrics = self.task.loss(self.model, batch)
+                (loss * (1.0 / c.grad_accum_steps)).backward()
+                names += ["loss", *micro_metrics]
+                values += [loss, *micro_metrics.values()]
+            grad_norm = clip_grad_norm_(self.model.parameters(), c.max_grad_norm)
+        read = _to_host(values + [grad_norm] + [bad for bad, _ in checks])
+        for (_, error), bad in zip(checks, read[len(values) + 1:]):
+            if bad:
+                self.optimizer.zero_grad()
+                raise error()
         total, metrics = 0.0, {}
-        for micro in range(c.grad_accum_steps):
-            batch = self.task.batch(self.step * c.grad_accum_steps + micro)
-            loss, micro_metrics = self.task.loss(self.model, batch)
-            value = loss.item()
-            if not math.isfinite(value):
-                self._diverged(f"the loss is {value}")
-            (loss * (1.0 / c.grad_accum_steps)).backward()
-            total += value / c.grad_accum_steps
-            for k, v in micro_metrics.items():
-                metrics[k] = metrics.get(k, 0.0) + v / c.grad_accum_steps
-        metrics["grad_norm"] = clip_grad_norm_(self.model.parameters(), c.max_grad_norm)
+        for name, value in zip(names, read):
+            if name == "loss":
+                if not math.isfinite(value):
+                    self._diverged(f"the loss is {value}")
+                total += value / c.grad_accum_steps
+            else:
+                metrics[name] = metrics.get(name, 0.0) + value / c.grad_accum_steps
+        metrics["grad_norm"] = read[len(values)]
         if not math.isfinite(metrics["grad_norm"]):
             self._diverged(f"the gradient norm is {metrics['grad_norm']}")
         self.optimizer.step()
@@ -148,8 +170,7 @@ class Trainer:
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
         ms_random.host_generator().bit_generator.state = state["host_rng"]
-        if state["backend_rng"] is not None:
-            backend.rng().bit_generator.state = state["backend_rng"]
+        _restore_backend_rng(state["backend_rng"])
 
 
 class StopRequest:
@@ -182,11 +203,31 @@ def stop_requests(signals=(signal.SIGINT, signal.SIGTERM)):
             signal.signal(s, old)
 
 
+def _to_host(values):
+    """Python floats of ``values`` (0-d Tensors, device arrays, numbers) in one device -> host copy:
+    one host sync, however many values."""
+    arrays = [v.data if isinstance(v, Tensor) else v for v in values]
+    stacked = backend.xp.stack([backend.asarray(a, dtype=backend.xp.float64) for a in arrays])
+    return backend.to_numpy(stacked).tolist()
+
+
 def _backend_rng_state():
-    try:
-        return backend.rng().bit_generator.state
-    except AttributeError:        # CuPy's generators expose no state: resumed dropout masks differ
-        return None
+    """The dropout generator's state as the backend gives it, tagged with the backend's name.
+    NumPy's ``bit_generator.state`` is a dict; CuPy's is a method (the address of cuRAND's
+    device state), which cannot be stored: then only the name is kept."""
+    state = backend.rng().bit_generator.state
+    return {"backend": backend.name, "state": state if isinstance(state, dict) else None}
+
+
+def _restore_backend_rng(saved):
+    """Restore the dropout generator where the same backend saved a state; otherwise (a CPU
+    checkpoint resumed on a GPU, or a backend that gives no state) keep the current stream."""
+    if saved is not None and saved["backend"] == backend.name and saved["state"] is not None:
+        backend.rng().bit_generator.state = saved["state"]
+        return
+    made_by = "no" if saved is None else f"the {saved['backend']} backend's"
+    print(f"minishare: {made_by} dropout generator state cannot be restored on the {backend.name} "
+          "backend; the run continues with a fresh device stream", file=sys.stderr)
 
 
 def _progress(total, enabled):

@@ -51,10 +51,12 @@ def test_to_numpy_and_asarray_round_trip():
     assert backend.to_numpy(a) is a                     # host data stays where it is
 
 
-def test_scatter_add_accumulates_repeated_indices():
+def test_add_at_accumulates_repeated_indices():
+    """The one scatter path, ``xp.add.at``, on every backend (CuPy's ``cupyx.scatter_add`` is
+    deprecated)."""
     target = backend.xp.zeros(4)
     index, values = backend.asarray(np.array([0, 2, 0, 0])), backend.asarray(np.array([1.0, 2.0, 3.0, 4.0]))
-    backend.scatter_add(target, index, values)
+    backend.xp.add.at(target, index, values)
     np.testing.assert_array_equal(backend.to_numpy(target), [8.0, 0.0, 2.0, 0.0])
 
 

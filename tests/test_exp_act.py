@@ -19,6 +19,8 @@ def test_act_experiment_runs_and_reports(tmp_path):
         for stack in ("encoder", "decoder"):
             assert 2 <= r["ponder"][stack]["mean"] <= N + 1
             assert all(2 <= t <= N + 1 for e in r["ponder"][stack]["examples"] for t in e["times"])
+        for key in ("mean_at_eos", "mean_before_eos"):
+            assert 2 <= r["ponder"]["decoder"][key] <= N + 1
     figs = exp_act.figures(result, str(tmp_path / "act"))
     assert all(os.path.exists(p) for _, paths in figs for p in paths)
     text = exp_act.report(result, figs)

@@ -15,8 +15,9 @@ its uses, so all three scale with M (ALBERT, Lan et al., 2019, Table 4: a BERT-b
 108M parameters not shared, 31M all-shared). Activations follow the computation: every position
 runs its layer on its own input and saves its own intermediate results, whichever set it uses, so
 they scale with N and are the same shared or not. For the same reason a shared model computes as
-much as the unshared one: ALBERT-xxlarge has 70% of BERT-large's parameters (235M against 334M,
-Table 1) and trains about 3 times slower.
+much as the unshared one: ALBERT-xxlarge has two thirds of BERT-large's parameters (222.6M against
+334.6M as counted here; the paper prints 235M and 334M) and trains about 3 times slower
+(``minishare.analysis.flops`` counts 6.9 times the FLOPs per token).
 
 Time is measured, not asserted: ``step_time`` and ``depth_sweep`` report medians in seconds, which
 depend on the machine; compare them as ratios. Models to be compared are timed back to back
@@ -68,7 +69,8 @@ def _buffer(array):
     arrays alive at once share an address only if they share memory."""
     while backend.is_array(getattr(array, "base", None)):
         array = array.base
-    address = array.data.ptr if backend.name == "cupy" else array.ctypes.data
+    data = array.data             # a device pointer (CuPy, strict) or a host buffer (NumPy)
+    address = data.ptr if hasattr(data, "ptr") else array.ctypes.data
     return address, int(array.nbytes)
 
 

@@ -295,24 +295,31 @@ def plot_memory(rows):
     return fig
 
 
-def plot_step_time(depths, series):
+def plot_step_time(depths, series, ylabel="seconds (median)"):
     """Seconds per training step (left) and per inference forward pass (right) against depth N,
-    one line per strategy. ``series``: name -> one ``memory.step_time(...)`` result ({"train": s,
-    "inference": s}) per depth; ``memory.depth_sweep`` returns exactly that shape."""
+    one line per strategy, each with its own line style and marker. ``series``: name -> one
+    ``memory.step_time(...)`` result ({"train": s, "inference": s}) per depth; ``memory.depth_sweep``
+    returns exactly that shape. Entries that also carry "train_range" / "inference_range" (low,
+    high), e.g. the min and max over timing rounds, get a band."""
     if not series:
         raise ValueError("plot_step_time needs at least one series")
     fig, axes = _figure(ncols=2, width=5.2)
     panels = (("train", "Training step (forward + backward + update)"),
               ("inference", "Inference (forward, no graph)"))
     for ax, (key, title) in zip(axes[0], panels):
-        for name, times in series.items():
-            ax.plot(depths, [t[key] for t in times], marker="o", label=name)
+        for k, (name, times) in enumerate(series.items()):
+            linestyle, marker = _STYLES[k % len(_STYLES)]
+            ax.plot(depths, [t[key] for t in times], color=f"C{k}", linestyle=linestyle, marker=marker,
+                    label=name)
+            if all(f"{key}_range" in t for t in times):
+                ax.fill_between(depths, [t[f"{key}_range"][0] for t in times],
+                                [t[f"{key}_range"][1] for t in times], color=f"C{k}", alpha=0.2, linewidth=0)
         ax.set_xlabel(_X_LABELS["depth"])
-        ax.set_ylabel("seconds (median)")
+        ax.set_ylabel(ylabel)
         ax.set_ylim(bottom=0)
         ax.set_title(title)
     axes[0][0].legend()
-    fig.suptitle("Time against depth: shared and not-shared models compute the same")
+    fig.suptitle("Time against depth: shared and not-shared models compute the same FLOPs")
     return fig
 
 

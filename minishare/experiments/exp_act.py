@@ -48,6 +48,10 @@ def _measure(model, task):
                           "times": [float(v) for v in tr[~numpy.isnan(tr)]]}
                          for row, tr in zip(ids[stack][:N_STRIPS], t[:N_STRIPS])],
         }
+    # where the decoder predicts the end of the sequence, against every other target position
+    ends = batch["tgt_out"] == seq2seq.EOS_ID
+    for key, where in (("at_eos", ends), ("before_eos", ~ends)):
+        result["decoder"][f"mean_{key}"] = float(numpy.nanmean(numpy.where(where, times["decoder"], numpy.nan)))
     return result
 
 
@@ -56,8 +60,7 @@ def run(out, settings, progress=True):
     seeds = {}
     for seed in settings.seeds:
         r = cached_run(out, _name(settings, seed), progress, **_request(settings, seed))
-        seeds[seed] = {"ponder": _measure(r["model"], task), "final": r["final"],
-                       "train_seconds": r["history"][-1]["wall_clock"]}
+        seeds[seed] = {"ponder": _measure(r["model"], task), "final": r["final"]}
     return {"task": settings.act_task, "config": dict(settings.act), "steps": settings.act_steps,
             "max_steps": settings.act["num_hidden_layers"], "seeds": seeds}
 
@@ -105,10 +108,11 @@ def report(result, figs):
              "| measurement | over seeds |", "|---|---|"]
     rows = [("mean ponder time, encoder (source tokens)", ("ponder", "encoder", "mean")),
             ("mean ponder time, decoder (target positions)", ("ponder", "decoder", "mean")),
+            ("decoder, positions that predict `<eos>`", ("ponder", "decoder", "mean_at_eos")),
+            ("decoder, positions that predict a symbol", ("ponder", "decoder", "mean_before_eos")),
             ("held-out exact match", ("final", "eval_exact_match")),
             ("held-out token accuracy", ("final", "eval_token_accuracy")),
-            ("held-out loss (cross-entropy + τ · ponder cost)", ("final", "eval_loss")),
-            ("training time (s)", ("train_seconds",))]
+            ("held-out loss (cross-entropy + τ · ponder cost)", ("final", "eval_loss"))]
     lines += [f"| {label} | {stats.fmt(_spread(result, key))} |" for label, key in rows]
     symbols = sorted({s for r in result["seeds"].values() for s in r["ponder"]["encoder"]["by_token"]})
     lines += ["", "Mean ponder time of each source token (encoder), over seeds:", "",
@@ -133,6 +137,16 @@ def observations(result):
                      f"encoder in every seed ({dec['mean']:.3f} against {enc['mean']:.3f}).")
     else:
         notes.append("Whether encoder and decoder ponder differently, the run cannot tell (seed ranges overlap).")
+    end = _spread(result, ("ponder", "decoder", "mean_at_eos"))
+    rest = _spread(result, ("ponder", "decoder", "mean_before_eos"))
+    if stats.separated(end, rest):
+        notes.append(f"In the decoder, the position that predicts `<eos>` ponders "
+                     f"{'longer' if end['mean'] > rest['mean'] else 'less'} than the positions that predict a "
+                     f"symbol, in every seed: {stats.fmt(end)} against {stats.fmt(rest)} steps (so the "
+                     "decoder's mean by position rises where more sequences end).")
+    else:
+        notes.append(f"Whether the decoder ponders differently where it predicts `<eos>` ({stats.fmt(end)}) "
+                     f"than elsewhere ({stats.fmt(rest)}), the run cannot tell (seed ranges overlap).")
     symbols = sorted({s for r in result["seeds"].values() for s in r["ponder"]["encoder"]["by_token"]})
     spreads = {s: _token_spread(result, s) for s in symbols}
     high, low = max(spreads, key=lambda s: spreads[s]["mean"]), min(spreads, key=lambda s: spreads[s]["mean"])

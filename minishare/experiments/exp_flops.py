@@ -112,7 +112,8 @@ def observations(result):
         inside = r["cpu_ratio"]["min"] <= r["flop_ratio"] <= r["cpu_ratio"]["max"]
         notes.append(f"{r['name']} against {r['against']}: {r['flop_ratio']:.2f}× the FLOPs, "
                      f"{stats.fmt(r['cpu_ratio'], 2)}× the CPU time per training step over "
-                     f"{r['cpu_ratio']['n']} rounds: the FLOP ratio lies "
+                     f"{r['cpu_ratio']['n']} rounds (time ratio / FLOP ratio = "
+                     f"{r['cpu_ratio']['mean'] / r['flop_ratio']:.2f}): the FLOP ratio lies "
                      + ("within the measured range." if inside else
                         f"outside the measured range (this engine runs {r['gflops_per_cpu_s']:.1f} "
                         f"GFLOP per CPU-second on {r['name']} against "

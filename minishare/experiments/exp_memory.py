@@ -74,14 +74,19 @@ def _ratios(result, i, mode, clock="cpu"):
 
 def figures(result, folder):
     rows = [(name, r["bytes"]) for name, r in result["variants"].items()]
-    series = {name: [{mode: statistics.median(row["times"][mode]["cpu"]) for mode in ("train", "inference")}
-                     for row in rows_] for name, rows_ in result["sweep"].items()}
+    def entry(row):
+        cpu = {mode: row["times"][mode]["cpu"] for mode in ("train", "inference")}
+        return {**{mode: statistics.median(v) for mode, v in cpu.items()},
+                **{f"{mode}_range": (min(v), max(v)) for mode, v in cpu.items()}}
+    series = {name: [entry(row) for row in rows_] for name, rows_ in result["sweep"].items()}
     return [
         ("Bytes of one training step by kind: sharing shrinks parameters, gradients and optimizer state",
          plots.save_figure(plots.plot_memory(rows), f"{folder}/memory")),
-        ("Training-step and inference CPU time against depth, shared against not shared, timed back "
-         "to back (median over rounds)",
-         plots.save_figure(plots.plot_step_time(result["depths"], series), f"{folder}/time_vs_depth")),
+        ("Training-step and inference CPU time against depth (albert-tiny, H = 128, Post-LN), shared "
+         "against not shared, timed back to back (median, band min–max over rounds)",
+         plots.save_figure(plots.plot_step_time(result["depths"], series,
+                                                ylabel="CPU seconds (median; band: min–max over rounds)"),
+                           f"{folder}/time_vs_depth")),
     ]
 
 

@@ -41,7 +41,8 @@ def _mean_ponder(ponder, keep):
         return None
     if keep is None:
         return ponder.ponder_time.mean()
-    keep = backend.asarray(getattr(keep, "data", keep)).astype(ponder.ponder_time.dtype)   # (B, T)
+    keep = keep.data if isinstance(keep, Tensor) else backend.asarray(keep)        # (B, T)
+    keep = keep.astype(ponder.ponder_time.dtype)
     return (ponder.ponder_time * keep).sum() / max(float(keep.sum()), 1.0)
 
 

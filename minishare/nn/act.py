@@ -19,6 +19,10 @@ The model adds τ · mean(ρ) to its loss (τ: ``act_loss_weight``). N is piecew
 parameters, so only R carries a gradient: minimizing ρ raises the p_n before the halting step,
 which brings the halt earlier. A halted position keeps its state unchanged in later steps (the
 positions still running attend to it), and the loop ends when every position has halted.
+
+This follows Graves's definitions. The Universal Transformer's released code (Tensor2Tensor)
+differs in two details: it reads p_n from the input of step n rather than from its output, and it
+mixes states by interpolation, y ← w_n s_n + (1 − w_n) y, instead of the weighted sum.
 """
 import collections
 

@@ -4,6 +4,7 @@ import math
 from minishare import backend, functional as F
 from minishare.nn.layers import Dropout, Linear
 from minishare.nn.module import Module
+from minishare.tensor import Tensor
 
 
 def causal_mask(T):
@@ -15,8 +16,8 @@ def causal_mask(T):
 def padding_mask(attention_mask):
     """(B, T) 1/0 mask of real tokens -> (B, 1, 1, T) boolean: every query may attend to every real
     key. Accepts a Tensor or an array."""
-    data = getattr(attention_mask, "data", attention_mask)
-    return backend.asarray(data).astype(bool)[:, None, None, :]
+    data = attention_mask.data if isinstance(attention_mask, Tensor) else attention_mask
+    return backend.asarray(data).astype(bool)[:, None, None, :]             # (B, 1, 1, T)
 
 
 class MultiHeadAttention(Module):

@@ -50,7 +50,7 @@ class GetItem(Function):
 
     def backward(self, grad):
         full = backend.xp.zeros(self.shape, dtype=self.dtype)
-        backend.scatter_add(full, self.index, grad)
+        backend.xp.add.at(full, self.index, grad)
         return (full,)
 
 

@@ -1,0 +1,53 @@
+"""Exercise 6: the parameter count of each ALBERT sharing variant, from the configuration alone
+(Lan et al., 2019, Sec. 3.1, Tables 3 and 4).
+
+``config`` is a ``minishare.models.AlbertConfig``: vocab_size V, embedding_size E, hidden_size H,
+num_hidden_layers N, intermediate_size (4H in the paper), max_position_embeddings P,
+type_vocab_size, and ``config.plan()``, whose ``n_sets("attention")`` and ``n_sets("ffn")`` say
+how many distinct sets of each component the encoder holds. Every dense layer has a bias; every
+LayerNorm a weight and a bias. Count as the paper does (see shared/papers.md): the attention
+component carries its LayerNorm, the FFN component the LayerNorm after it, and the encoder ends
+in a pooler (H × H dense with bias).
+
+Do not build a model: count with the formula. (``minishare.count_parameters`` counts by building
+one; the tests use it as the independent reference, so do not call it either.)
+"""
+
+
+def embedding_parameters(config):
+    """Task 1. Word (V × E), position (P × E) and token-type (type_vocab_size × E) tables, the
+    LayerNorm over E, and the E -> H projection (none when E == H)."""
+    ### BEGIN SOLUTION task 1
+    V, E, H = config.vocab_size, config.embedding_size, config.hidden_size
+    tables = (V + config.max_position_embeddings + config.type_vocab_size) * E
+    projection = E * H + H if E != H else 0
+    return tables + 2 * E + projection
+    ### END SOLUTION
+
+
+def attention_set_parameters(config):
+    """Task 2. One attention set: query, key, value and output dense (H × H + H each) and its
+    LayerNorm."""
+    ### BEGIN SOLUTION task 2
+    H = config.hidden_size
+    return 4 * (H * H + H) + 2 * H
+    ### END SOLUTION
+
+
+def ffn_set_parameters(config):
+    """Task 2. One FFN set: H -> intermediate_size -> H with biases, and its LayerNorm."""
+    ### BEGIN SOLUTION task 2
+    H, I = config.hidden_size, config.intermediate_size
+    return H * I + I + I * H + H + 2 * H
+    ### END SOLUTION
+
+
+def albert_parameters(config):
+    """Task 3. The whole encoder with its pooler, each distinct set counted once."""
+    ### BEGIN SOLUTION task 3
+    plan, H = config.plan(), config.hidden_size
+    return (embedding_parameters(config)
+            + plan.n_sets("attention") * attention_set_parameters(config)
+            + plan.n_sets("ffn") * ffn_set_parameters(config)
+            + H * H + H)
+    ### END SOLUTION

@@ -1,0 +1,110 @@
+"""``release``: the student copy of ``exercises/``.
+
+What goes out, per exercise folder: the README and every other file as it is, the student's
+modules with their solution regions replaced by raises, the test files without their hidden tests.
+The student's answer files that are not Python (a measured curve, a written defence) stay behind:
+the teacher's own answers are solutions too. The top-level files (the table, ``conftest.py``,
+``pytest.ini``, the README) go out as they are, so ``pytest -m ex03_task2`` works in the copy.
+
+The copy is built in a temporary folder next to the target and renamed into place at the end, so
+a failed release never leaves half a student copy.
+"""
+import os
+import shutil
+import tempfile
+
+from minishare.exercises import catalog, regions
+
+SKIP = ("__pycache__", ".pytest_cache", ".ipynb_checkpoints")
+
+
+def is_test_file(name):
+    return os.path.basename(name).startswith("test_") and name.endswith(".py")
+
+
+def exercise_files(root, exercise):
+    """Paths (relative to the exercise folder) of the files of an exercise in the source tree."""
+    folder = os.path.join(root, exercise.folder)
+    found = []
+    for directory, subdirs, files in os.walk(folder):
+        subdirs[:] = sorted(d for d in subdirs if d not in SKIP and not d.startswith("."))
+        for name in sorted(files):
+            if not name.startswith(".") and not name.endswith(".pyc"):
+                found.append(os.path.relpath(os.path.join(directory, name), folder))
+    return found
+
+
+def released_text(root, exercise, relative):
+    """The released content of one file (str or bytes), or None when it is not released."""
+    path = os.path.join(root, exercise.folder, relative)
+    if relative in exercise.edit and not relative.endswith(".py"):
+        return None
+    if not relative.endswith(".py"):
+        with open(path, "rb") as f:
+            return f.read()
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    shown = os.path.join(exercise.folder, relative)
+    if relative in exercise.edit:
+        return regions.strip_solutions(text, shown, exercise.id)
+    if is_test_file(relative):
+        return regions.strip_hidden(text, shown)
+    if regions.ANY_MARKER.search(text):
+        raise regions.RegionError(f"{shown}: has region markers but is neither a test file nor "
+                                  "a file the table lets a student edit")
+    return text
+
+
+def release(root, out):
+    """Write the student copy of the exercises under ``root`` to the new folder ``out``.
+    Returns the number of files written."""
+    exercises = catalog.load(root)
+    out = os.path.abspath(out)
+    if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
+        raise FileExistsError(f"release: {out} exists and is not an empty folder; choose a new one")
+    parent = os.path.dirname(out)
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(out)}.")
+    written = 0
+    try:
+        for name in sorted(os.listdir(root)):
+            path = os.path.join(root, name)
+            if os.path.isfile(path) and not name.startswith("."):
+                shutil.copyfile(path, os.path.join(staging, name))
+                written += 1
+        for exercise in exercises:
+            for relative in exercise_files(root, exercise):
+                content = released_text(root, exercise, relative)
+                if content is None:
+                    continue
+                target = os.path.join(staging, exercise.folder, relative)
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                mode = "wb" if isinstance(content, bytes) else "w"
+                with open(target, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as f:
+                    f.write(content)
+                written += 1
+        if os.path.isdir(out):
+            os.rmdir(out)
+        os.replace(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return written
+
+
+def hidden_names(root, exercises):
+    """{test file relative to root: names of its hidden test functions}."""
+    names = {}
+    for exercise in exercises:
+        for relative in exercise_files(root, exercise):
+            if is_test_file(relative):
+                path = os.path.join(exercise.folder, relative)
+                with open(os.path.join(root, path), encoding="utf-8") as f:
+                    names[path] = regions.hidden_test_names(f.read(), path)
+    return names
+
+
+def is_hidden(nodeid, hidden):
+    """Whether the test ``nodeid`` ("ex01_x/test_y.py::test_z[param]") is a hidden one."""
+    path, _, name = nodeid.partition("::")
+    return name.split("[")[0] in hidden.get(path, ())
