@@ -23,6 +23,7 @@ on every backend. On a GPU they use atomic adds, whose order varies from run to 
 sums there are not bit-reproducible; on a CPU they are. No test or claim relies on bit-equality on
 a GPU.
 """
+import contextlib
 import math
 import os
 import sys
@@ -89,6 +90,32 @@ def to_numpy(array):
     if isinstance(array, (numpy.ndarray, numpy.generic)):
         return numpy.asarray(array)
     return array.get()
+
+
+_pending = None   # a list while checks are deferred (inside a training step), else None
+
+
+def check(bad, error):
+    """Raise ``error()`` if the device boolean ``bad`` is true: the input checks of ops (ids in
+    range). Reading ``bad`` makes the host wait for the device, so inside :func:`deferred_checks`
+    it is only recorded, and read together with the training step's one sync."""
+    if _pending is None:
+        if bool(bad):
+            raise error()
+    else:
+        _pending.append((bad, error))
+
+
+@contextlib.contextmanager
+def deferred_checks():
+    """Within the block :func:`check` records instead of reading; yields the list of recorded
+    (bad, error) pairs, for the caller to read with its one transfer and raise the first."""
+    global _pending
+    previous, _pending = _pending, []
+    try:
+        yield _pending
+    finally:
+        _pending = previous
 
 
 def host_syncs():

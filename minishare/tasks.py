@@ -4,7 +4,8 @@ A task answers four questions, so the loop never needs to know which model it tr
 
     task.batch(i)                  the i-th training batch (a dict of host arrays), a pure function
                                    of the task's seed and i, so a resumed run sees the same data
-    task.loss(model, batch)        the training loss (a Tensor) and metrics (floats) for a batch
+    task.loss(model, batch)        the training loss (a Tensor) and metrics (floats, or 0-d Tensors,
+                                   which the loop reads back with the loss in one transfer)
     task.evaluate(model)           held-out metrics (floats), computed without gradients
     task.make_model_inputs(batch)  (optional) nothing else is needed by the loop
 
@@ -13,15 +14,22 @@ encoder-decoder, and next-token language modelling for the decoder-only LM.
 """
 import numpy   # host-side data handling: batches are NumPy arrays until the model moves them
 
+from minishare import backend
 from minishare.data import pretraining, seq2seq
 from minishare.tensor import no_grad
 
 IGNORE_INDEX = pretraining.IGNORE_INDEX
 
 
-def _accuracy(logits, targets, keep):
-    """Fraction of ``keep`` positions where argmax(logits) == target (host arrays)."""
-    hits = (logits.argmax(axis=-1) == targets) & keep
+def _predictions(logits):
+    """argmax over the last axis, computed where the logits live; only the (B, T) predictions are
+    copied to the host, not the (B, T, V) logits."""
+    return backend.to_numpy(logits.data.argmax(axis=-1))
+
+
+def _accuracy(predictions, targets, keep):
+    """Fraction of ``keep`` positions where the prediction equals the target (host arrays)."""
+    hits = (predictions == targets) & keep
     return float(hits.sum()) / max(int(keep.sum()), 1)
 
 
@@ -82,7 +90,7 @@ class PretrainingTask:
 
     def loss(self, model, batch):
         out = self._forward(model, batch, self.train.label_name)
-        return out.loss, {"mlm_loss": out.mlm_loss.item(), "sop_loss": out.sop_loss.item()}
+        return out.loss, {"mlm_loss": out.mlm_loss.detach(), "sop_loss": out.sop_loss.detach()}
 
     def evaluate(self, model):
         metrics = {}
@@ -95,10 +103,10 @@ class PretrainingTask:
                     keep = batch["labels"] != IGNORE_INDEX
                     n = int(keep.sum())
                     mlm_losses.append(out.mlm_loss.item() * n)
-                    mlm_hits += _accuracy(out.prediction_logits.numpy(), batch["labels"], keep) * n
+                    mlm_hits += _accuracy(_predictions(out.prediction_logits), batch["labels"], keep) * n
                     mlm_count += n
                     labels = batch[label_name]
-                    hits += float((out.sop_logits.numpy().argmax(-1) == labels).sum())
+                    hits += float((_predictions(out.sop_logits) == labels).sum())
                     count += len(labels)
                 metrics[f"{name}_accuracy"] = hits / count
                 if name == self.objective:
@@ -145,7 +153,7 @@ class Seq2SeqTask:
         exact = [list(_until_eos(g)) == list(_until_eos(t))
                  for g, t in zip(generated, batch["tgt_out"])]
         return {"loss": out.loss.item(),
-                "token_accuracy": _accuracy(out.logits.numpy(), labels, labels != IGNORE_INDEX),
+                "token_accuracy": _accuracy(_predictions(out.logits), labels, labels != IGNORE_INDEX),
                 "exact_match": sum(exact) / len(exact)}
 
 

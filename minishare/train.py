@@ -29,10 +29,13 @@ import sys
 import threading
 import time
 
+import numpy   # only for numpy.errstate: the step's math runs on minishare.backend
+
 from minishare import backend, optim
 from minishare import random as ms_random
 from minishare.files import atomic_write
 from minishare.nn.utils import clip_grad_norm_
+from minishare.tensor import Tensor
 
 
 @dataclasses.dataclass
@@ -110,19 +113,35 @@ class Trainer:
         return self.history
 
     def _train_step(self):
+        """Forward and backward of each micro-batch and the clipping stay on the device; then the
+        step's one host sync reads the losses, metrics, gradient norm and input checks together,
+        and only when they are all good does the optimizer step."""
         c = self.config
+        names, values = [], []              # what to read back, in one transfer
+        # NumPy's floating-point warnings are off: a NaN or inf reaches the loss or the gradient
+        # norm, which the step reads and reports itself (naming the step), as it would on a GPU.
+        with backend.deferred_checks() as checks, numpy.errstate(all="ignore"):
+            for micro in range(c.grad_accum_steps):
+                batch = self.task.batch(self.step * c.grad_accum_steps + micro)
+                loss, micro_metrics = self.task.loss(self.model, batch)
+                (loss * (1.0 / c.grad_accum_steps)).backward()
+                names += ["loss", *micro_metrics]
+                values += [loss, *micro_metrics.values()]
+            grad_norm = clip_grad_norm_(self.model.parameters(), c.max_grad_norm)
+        read = _to_host(values + [grad_norm] + [bad for bad, _ in checks])
+        for (_, error), bad in zip(checks, read[len(values) + 1:]):
+            if bad:
+                self.optimizer.zero_grad()
+                raise error()
         total, metrics = 0.0, {}
-        for micro in range(c.grad_accum_steps):
-            batch = self.task.batch(self.step * c.grad_accum_steps + micro)
-            loss, micro_metrics = self.task.loss(self.model, batch)
-            value = loss.item()
-            if not math.isfinite(value):
-                self._diverged(f"the loss is {value}")
-            (loss * (1.0 / c.grad_accum_steps)).backward()
-            total += value / c.grad_accum_steps
-            for k, v in micro_metrics.items():
-                metrics[k] = metrics.get(k, 0.0) + v / c.grad_accum_steps
-        metrics["grad_norm"] = clip_grad_norm_(self.model.parameters(), c.max_grad_norm)
+        for name, value in zip(names, read):
+            if name == "loss":
+                if not math.isfinite(value):
+                    self._diverged(f"the loss is {value}")
+                total += value / c.grad_accum_steps
+            else:
+                metrics[name] = metrics.get(name, 0.0) + value / c.grad_accum_steps
+        metrics["grad_norm"] = read[len(values)]
         if not math.isfinite(metrics["grad_norm"]):
             self._diverged(f"the gradient norm is {metrics['grad_norm']}")
         self.optimizer.step()
@@ -182,6 +201,14 @@ def stop_requests(signals=(signal.SIGINT, signal.SIGTERM)):
     finally:
         for s, old in previous.items():
             signal.signal(s, old)
+
+
+def _to_host(values):
+    """Python floats of ``values`` (0-d Tensors, device arrays, numbers) in one device -> host copy:
+    one host sync, however many values."""
+    arrays = [v.data if isinstance(v, Tensor) else v for v in values]
+    stacked = backend.xp.stack([backend.asarray(a, dtype=backend.xp.float64) for a in arrays])
+    return backend.to_numpy(stacked).tolist()
 
 
 def _backend_rng_state():

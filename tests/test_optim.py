@@ -308,8 +308,8 @@ def test_clip_grad_norm_counts_a_shared_tensor_once():
     total = math.sqrt((gw ** 2).sum() + (gb ** 2).sum())
     every_use = [p for _, p in model.named_parameters(remove_duplicate=False)]
 
-    assert optim.clip_grad_norm_(every_use, max_norm=1e6) == pytest.approx(total, rel=1e-12)
-    assert optim.clip_grad_norm_(every_use, max_norm=total / 4) == pytest.approx(total, rel=1e-12)
+    assert optim.clip_grad_norm_(every_use, max_norm=1e6).item() == pytest.approx(total, rel=1e-12)
+    assert optim.clip_grad_norm_(every_use, max_norm=total / 4).item() == pytest.approx(total, rel=1e-12)
     np.testing.assert_allclose(host(lin.weight.grad), gw / 4, rtol=1e-5)
     np.testing.assert_allclose(host(lin.bias.grad), gb / 4, rtol=1e-5)
 

@@ -119,8 +119,8 @@ def test_pretraining_loss_is_mlm_plus_sop(corpus):
     task = pretraining(corpus)
     loss, metrics = task.loss(small_albert(corpus[2].vocab_size), task.batch(0))
     assert set(metrics) == {"mlm_loss", "sop_loss"}
-    assert loss.item() == pytest.approx(metrics["mlm_loss"] + metrics["sop_loss"], rel=1e-6)
-    assert metrics["sop_loss"] == pytest.approx(math.log(2), abs=0.05)   # an untrained binary head
+    assert loss.item() == pytest.approx(metrics["mlm_loss"].item() + metrics["sop_loss"].item(), rel=1e-6)
+    assert metrics["sop_loss"].item() == pytest.approx(math.log(2), abs=0.05)   # an untrained binary head
 
 
 @pytest.mark.parametrize("objective", ["sop", "nsp"])

@@ -69,7 +69,8 @@ def _buffer(array):
     arrays alive at once share an address only if they share memory."""
     while backend.is_array(getattr(array, "base", None)):
         array = array.base
-    address = array.data.ptr if backend.name == "cupy" else array.ctypes.data
+    data = array.data             # a device pointer (CuPy, strict) or a host buffer (NumPy)
+    address = data.ptr if hasattr(data, "ptr") else array.ctypes.data
     return address, int(array.nbytes)
 
 

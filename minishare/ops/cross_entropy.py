@@ -25,10 +25,10 @@ class CrossEntropy(Function):
             raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
         N, C = logits.shape
         self.valid = target != ignore_index                            # (N,)
-        if bool(((target < 0) | (target >= C))[self.valid].any()):
-            raise IndexError(f"cross_entropy: target ids must lie in [0, {C}) or equal "
-                             f"ignore_index={ignore_index}")
-        safe_target = xp.where(self.valid, target, 0)
+        in_range = (target >= 0) & (target < C)                        # (N,)
+        backend.check((self.valid & ~in_range).any(), lambda: IndexError(
+            f"cross_entropy: target ids must lie in [0, {C}) or equal ignore_index={ignore_index}"))
+        safe_target = xp.where(self.valid & in_range, target, 0)
         shifted = logits - logits.max(axis=1, keepdims=True)           # (N, C)
         e = xp.exp(shifted)
         total = e.sum(axis=1, keepdims=True)                           # (N, 1)
@@ -36,7 +36,7 @@ class CrossEntropy(Function):
         rows = xp.arange(N)
         losses = (xp.log(total[:, 0]) - shifted[rows, safe_target]) * self.valid   # (N,)
         self.rows, self.target, self.reduction = rows, safe_target, reduction
-        self.count = max(int(self.valid.sum()), 1)
+        self.count = xp.maximum(self.valid.sum(), 1).astype(logits.dtype)   # on the device: no sync
         if reduction == "none":
             return losses
         return losses.sum() / self.count if reduction == "mean" else losses.sum()

@@ -14,11 +14,13 @@ class Embedding(Function):
         if ids.dtype.kind not in "iu":
             raise TypeError(f"embedding: ids must be integers, got dtype {ids.dtype}")
         V = weight.shape[0]
-        if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= V):
-            raise IndexError(f"embedding: ids must lie in [0, {V}) for a table of {V} rows, "
-                             f"got values from {int(ids.min())} to {int(ids.max())}")
-        self.ids, self.weight_shape = ids, weight.shape
-        return weight[ids]                                             # (..., E)
+        backend.check(((ids < 0) | (ids >= V)).any(), lambda: IndexError(
+            f"embedding: ids must lie in [0, {V}) for a table of {V} rows, "
+            f"got values from {int(ids.min())} to {int(ids.max())}"))
+        # Clipped, so a bad id that is only reported at the end of a training step (see
+        # backend.check) reads a real row meanwhile, on every backend (CuPy would wrap it around).
+        self.ids, self.weight_shape = backend.xp.clip(ids, 0, V - 1), weight.shape
+        return weight[self.ids]                                        # (..., E)
 
     def backward(self, grad):
         grad_w = backend.xp.zeros(self.weight_shape, dtype=grad.dtype)   # (V, E)

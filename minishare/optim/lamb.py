@@ -44,6 +44,7 @@ class LAMB(Optimizer):
     def _update(self, param, grad, state, group):
         xp = backend.xp
         u = adam_direction(grad, state, *group["betas"], group["eps"]) + group["weight_decay"] * param
-        param_norm, update_norm = float(xp.linalg.norm(param)), float(xp.linalg.norm(u))
-        trust_ratio = param_norm / update_norm if param_norm > 0 and update_norm > 0 else 1.0
-        return param - group["lr"] * trust_ratio * u
+        param_norm, update_norm = xp.linalg.norm(param), xp.linalg.norm(u)     # 0-d, on the device
+        usable = (param_norm > 0) & (update_norm > 0)
+        trust_ratio = xp.where(usable, param_norm / xp.where(usable, update_norm, 1), 1)
+        return param - group["lr"] * trust_ratio.astype(param.dtype) * u
