@@ -14,9 +14,11 @@ One environment variable chooses the mode, so CI and a student run the same note
     steps = course.pick(quick=30, full=300)
     result = course.committed_result("albert_sharing")
 """
+import dataclasses
 import inspect
 import json
 import os
+import shutil
 import tempfile
 
 ENV = "MINISHARE_QUICK"
@@ -64,12 +66,40 @@ def banner():
             f"loaded from its committed results in {FIGURES}.")
 
 
-def scratch(name):
+def scratch(name, fresh=False):
     """A folder for a notebook's training outputs, outside the repository (under the system's
-    temporary directory), so running the course leaves the checkout clean."""
+    temporary directory), so running the course leaves the checkout clean. ``fresh`` empties it
+    first: a notebook then trains what it shows instead of finding another run's cache."""
     path = os.path.join(tempfile.gettempdir(), "minishare-notebooks", name)
+    if fresh:
+        shutil.rmtree(path, ignore_errors=True)
     os.makedirs(path, exist_ok=True)
     return path
+
+
+def experiment(name, notebook, progress=True, **quick_overrides):
+    """The result of the ``reproduce`` experiment ``name`` in this mode, as its ``result.json``
+    holds it (so ``module.figures``, ``report`` and ``observations`` take it as they are).
+
+    quick: the experiment runs now, in a fresh scratch folder of ``notebook``, with the quick
+           settings of ``reproduce`` changed by ``quick_overrides`` (fields of ``Settings``, e.g.
+           fewer steps so the notebook stays under a minute); training shows progress bars.
+    full:  the committed result of the full run (``committed_result``): the full settings train
+           for many minutes, so the notebook reads what ``python -m minishare reproduce`` wrote.
+    The line printed says which of the two happened."""
+    from minishare.experiments.reproduce import EXPERIMENTS
+    from minishare.experiments.settings import QUICK
+    if name not in EXPERIMENTS:
+        raise ValueError(f"unknown experiment {name!r}; choose from {', '.join(EXPERIMENTS)}")
+    if not is_quick():
+        print(f"Full mode: loading the committed results of the full run, "
+              f"{os.path.join(FIGURES, name, 'result.json')} (the settings of `reproduce`).")
+        return committed_result(name)
+    settings = dataclasses.replace(QUICK, **quick_overrides)
+    print(f"Quick mode: training the '{name}' experiment now on tiny settings "
+          f"({len(settings.seeds)} seeds); full mode loads the full run instead.")
+    result = EXPERIMENTS[name][1].run(scratch(notebook, fresh=True), settings, progress=progress)
+    return json.loads(json.dumps(result))     # as result.json stores it: tuples become lists
 
 
 def committed_result(name, folder=None):
@@ -123,3 +153,20 @@ def reveal(guess, actual, what="the value"):
         return f"{what}: {actual!r} (write your prediction into `guess` first, then run again)"
     off = abs(guess - actual) / abs(actual) if actual else abs(guess)
     return f"{what}: {actual!r}; your prediction {guess!r} is off by {off:.0%}"
+
+
+def show_experiment(name, result, notebook):
+    """Display what ``reproduce`` reports for experiment ``name``: its figures (drawn by the
+    experiment's own ``figures`` into the notebook's scratch folder and shown as PNG), its table
+    and its observations (sentences computed from the numbers, a difference stated only where the
+    seed ranges separate). Needs IPython."""
+    from IPython.display import Image, Markdown, display
+
+    from minishare.experiments.reproduce import EXPERIMENTS
+    module = EXPERIMENTS[name][1]
+    figures = module.figures(result, scratch(os.path.join(notebook, "figures")))
+    for caption, paths in figures:
+        display(Markdown(f"**{caption}**"), Image(filename=next(p for p in paths if p.endswith(".png"))))
+    display(Markdown(module.report(result, figures)))
+    if hasattr(module, "observations"):
+        display(Markdown("What this run shows:\n\n" + "\n".join(f"- {note}" for note in module.observations(result))))

@@ -11,11 +11,8 @@ from minishare.experiments.exp_takase import LN
 
 
 def _plan(settings):
-    return variants(settings, settings.lm_norm)
-
-
-def variants(settings, norm):
-    return exp_takase.variants("lm", settings.vocab_size, settings.lm_model, settings.lm_layers, norm,
+    """The methods at equal parameters (``exp_takase.variants``), with the LM's LN position."""
+    return exp_takase.variants("lm", settings.vocab_size, settings.lm_model, settings.lm_layers, settings.lm_norm,
                                efficiency=False)
 
 

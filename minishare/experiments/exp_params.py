@@ -3,6 +3,7 @@ paper's rounded ones), where the parameters of BERT-base and ALBERT-base go (emb
 heads), Takase & Kiyono's configurations, and parameters as a function of the embedding size E and
 of the depth N, shared against not shared. No training."""
 from minishare.analysis import params, plots
+from minishare.experiments.exp_takase import universal_hidden_size
 from minishare.models import AlbertConfig, TransformerConfig
 
 # Takase & Kiyono's WMT En-De models are Transformer (base): H = 512, FFN 2048, 8 heads, one
@@ -15,34 +16,27 @@ TAKASE_BASE = dict(vocab_size=32000, hidden_size=512, num_attention_heads=8, int
                    norm_position="post", max_position_embeddings=1024)
 
 
-def universal_ffn_size(base, n_layers, target):
-    """The FFN width that brings a one-layer (M = 1) model closest to ``target`` parameters: the
-    Universal Transformer of Takase & Kiyono gets its budget from one wider layer. The count is
-    linear in the width, so two counts give the answer."""
-    def count(width):
-        return params.count_parameters(TransformerConfig(**{**base, "intermediate_size": width,
-                                                            "num_hidden_layers": n_layers, "sharing": "universal"}))
-    a, b = count(1024), count(2048)
-    return max(64, round(1024 + (target - a) * 1024 / (b - a)))
-
-
 def takase_rows():
-    vanilla = params.count_parameters(TransformerConfig(**TAKASE_BASE, num_hidden_layers=6))
-    width = universal_ffn_size(TAKASE_BASE, 6, vanilla)
+    """Takase & Kiyono's WMT configurations counted. The Universal model widens its whole layer to
+    Vanilla's budget (H, FFN 4H, E = H), the rule the ``takase`` experiment trains with
+    (``exp_takase.universal_hidden_size``); returns (rows, the Universal model's H)."""
+    vanilla_config = TransformerConfig(**TAKASE_BASE, num_hidden_layers=6)
+    H = universal_hidden_size(vanilla_config, params.count_parameters(vanilla_config))
     configs = {"Vanilla 6/6": dict(num_hidden_layers=6),
-               "Universal 1/6": dict(num_hidden_layers=6, sharing="universal", intermediate_size=width)}
+               "Universal 1/6": dict(num_hidden_layers=6, sharing="universal", hidden_size=H,
+                                     intermediate_size=4 * H)}
     for N in (12, 18):
         for name, strategy in (("Sequence", "sequence"), ("Cycle", "cycle"), ("Cycle (rev)", "cycle-rev")):
             configs[f"{name} 6/{N}"] = dict(num_hidden_layers=N, sharing=strategy, num_unique_layers=6)
     return [(name, params.count_parameters(TransformerConfig(**{**TAKASE_BASE, **c})), TAKASE_PAPER[name])
-            for name, c in configs.items()], width
+            for name, c in configs.items()], H
 
 
 BREAKDOWN_MODELS = ("bert-base", "albert-base")
 
 
 def run(out, settings, progress=True):
-    takase, width = takase_rows()
+    takase, universal_H = takase_rows()
     E_values = [32, 64, 128, 256, 512, 768]
     depths = [1, 2, 4, 6, 8, 12, 16, 24]
     base = AlbertConfig.from_preset("albert-base")
@@ -54,7 +48,7 @@ def run(out, settings, progress=True):
         "presets": params.preset_table(),
         "breakdown": {name: params.parameter_breakdown(AlbertConfig.from_preset(name))
                       for name in BREAKDOWN_MODELS},
-        "takase": takase, "universal_ffn": width,
+        "takase": takase, "universal_hidden_size": universal_H,
         "vs_E": {"E": E_values,
                  "not-shared": [count(embedding_size=E, sharing="not-shared") for E in E_values],
                  "all-shared": [count(embedding_size=E, sharing="all-shared") for E in E_values]},
@@ -131,7 +125,8 @@ def report(result, figs):
              params.format_table(_breakdown_rows(result["breakdown"]),
                                  ["group", "part"] + [f"{m} (share)" for m in result["breakdown"]]), "",
              f"Takase & Kiyono (2021), Transformer (base) with V = 32,000 (our assumption: the paper "
-             f"does not print V). The Universal model is one layer with an FFN of width "
-             f"{result['universal_ffn']:,} so that its budget matches Vanilla.", "",
+             f"does not print V). The Universal model is one layer widened as a whole (H = "
+             f"{result['universal_hidden_size']:,}, FFN 4H, E = H) to Vanilla's budget; the paper's 63M "
+             "against 61M fits d = 1,024, d_ff = 4,096.", "",
              params.format_table(result["takase"], ["configuration (M/N)", "ours", "paper"]), ""]
     return "\n".join(lines)

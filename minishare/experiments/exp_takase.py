@@ -106,9 +106,13 @@ def _request(settings, variant, seed):
                 eval_every=max(steps // settings.takase_evals, 1), seed=seed)
 
 
+def _name(norm, key, v, seed):
+    return f"takase-{norm}ln-{_slug(key, v['M'], v['N'])}-s{seed}"
+
+
 def requests(settings):
     """Every training run, one per (LN position, method, seed)."""
-    return {f"takase-{norm}ln-{_slug(key, v['M'], v['N'])}-s{seed}": _request(settings, v, seed)
+    return {_name(norm, key, v, seed): _request(settings, v, seed)
             for norm, vs in _plan(settings).items() for key, v in vs.items() for seed in settings.seeds}
 
 
@@ -143,13 +147,13 @@ def _at_step(history, step, key):
     return rows[-1][key] if rows else None
 
 
-def summarize(out, name_of, vs, settings_seeds, request_of, timing, progress, metrics):
+def summarize(out, name_of, vs, seeds, request_of, timing, progress, metrics):
     """Load (or train) every run of ``vs`` and gather, per method: parameters, step time, relative
     speed, thinned histories per seed, and the spread of each final held-out metric and of the
     held-out loss at Vanilla's training time."""
     result = {}
     for key, v in vs.items():
-        runs = [cached_run(out, name_of(key, v, seed), progress, **request_of(v, seed)) for seed in settings_seeds]
+        runs = [cached_run(out, name_of(key, v, seed), progress, **request_of(v, seed)) for seed in seeds]
         histories = [_thin(r["history"]) for r in runs]
         steps = int(histories[0][-1]["step"])
         reach = int(steps * timing["vanilla"] / timing[key])        # steps done in Vanilla's time
@@ -171,7 +175,7 @@ def run(out, settings, progress=True):
         timing = step_times(settings.takase_task, {k: v["overrides"] for k, v in vs.items()},
                             settings.takase_batch_size, settings.timing_repeats)
         result["settings"][norm] = summarize(
-            out, lambda key, v, seed: f"takase-{norm}ln-{_slug(key, v['M'], v['N'])}-s{seed}", vs,
+            out, lambda key, v, seed: _name(norm, key, v, seed), vs,
             settings.seeds, lambda v, seed: _request(settings, v, seed), timing, progress,
             metrics=("loss", "exact_match"))
     return result
@@ -195,7 +199,7 @@ def convergence_figures(result, folder, prefix, groups, title):
     figs = []
     for norm, methods in result["settings"].items():
         for suffix, (caption, keys, x) in groups.items():
-            keys = [k for k in keys(methods)]
+            keys = keys(methods)
             if len(keys) < 2:
                 continue
             histories = {_legend(methods[k], norm): (_timed(methods[k]["histories"], methods[k]["step_time"])
