@@ -3,4 +3,5 @@ import sys
 
 from minishare.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":      # importing the module (as the API reference does) runs nothing
+    sys.exit(main())

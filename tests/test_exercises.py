@@ -203,6 +203,18 @@ def test_a_looping_or_crashing_submission_loses_only_those_tests(tmp_path):
 
 
 @numpy_run_only
+def test_a_submission_that_does_not_import_scores_zero_with_the_reason(tmp_path):
+    root = make_tree(tmp_path / "src")
+    submission = tmp_path / "sub" / "ex01_toy"
+    submission.mkdir(parents=True)
+    submission.joinpath("toy.py").write_text("def double(x):\n    return 2 * x\n\ndef square(x) return x\n")
+    rows, table, _ = grade.grade(root, tmp_path / "sub", timeout=20)
+    assert [r["score"] for r in rows] == [0, 0, 0]
+    assert all("SyntaxError" in r["output"] for r in rows)
+    assert ["total", "0/3", "0.00", "/", "6"] in [line.split() for line in table.splitlines()]
+
+
+@numpy_run_only
 def test_command_line_reports_bad_input_in_one_line(tmp_path, capsys):
     assert main(["--source", str(tmp_path), "check"]) == 1
     assert "no exercises table" in capsys.readouterr().err

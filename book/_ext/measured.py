@@ -1,5 +1,367 @@
-"""Placeholder, filled below."""
+"""The chapters' "what the papers report against what we measured" tables, generated at build time.
+
+The *paper* column holds the papers' published numbers (from ``shared/papers.md``, cited in each
+row); the *measured* column is read from the reproduction's ``book/figures/<experiment>/result.json``
+when the book is built, never typed. A measurement over seeds prints as mean ± std (min–max); a
+verdict says that A differs from B only when their seed ranges do not overlap
+(``minishare.experiments.stats.separated``), otherwise that the run cannot tell.
+
+The result files change shape as the experiments grow. A cell whose numbers this run's result
+does not hold says so ("not in this run") instead of failing the build, and a table whose
+experiment has not run at all is replaced by one sentence saying which command makes it.
+"""
+import json
+import os
+
+from minishare.experiments import stats
+
+MISSING = "not in this run"
+
+
+class _Missing(Exception):
+    pass
+
+
+def _get(obj, *path):
+    for key in path:
+        try:
+            obj = obj[key]
+        except (KeyError, IndexError, TypeError):
+            raise _Missing(path) from None
+    return obj
+
+
+def num(x, digits=3):
+    """A spread over seeds (mean ± std (min–max)) or a single number, as text."""
+    if isinstance(x, dict) and "mean" in x:
+        return stats.fmt(x, digits)
+    if isinstance(x, (int, float)):
+        return f"{x:,}" if isinstance(x, int) else f"{x:.{digits}f}"
+    raise _Missing(x)
+
+
+def pct(x):
+    """An accuracy (a fraction, or a spread of fractions) in percent."""
+    if isinstance(x, dict) and "mean" in x:
+        scaled = {**x, **{k: 100 * x[k] for k in ("mean", "std", "min", "max")}}
+        return stats.fmt(scaled, 1) + " %"
+    if isinstance(x, (int, float)):
+        return f"{100 * x:.1f} %"
+    raise _Missing(x)
+
+
+def verdict(a_name, a, b_name, b, lower_is_better=True):
+    """Which of two spreads is better, only when their seed ranges separate."""
+    if not (isinstance(a, dict) and isinstance(b, dict) and "mean" in a and "mean" in b):
+        raise _Missing((a, b))
+    if a.get("n", 1) < 2 or b.get("n", 1) < 2:
+        return "one seed: the run cannot tell"
+    if not stats.separated(a, b):
+        return "seed ranges overlap: the run cannot tell"
+    better = a_name if (a["mean"] < b["mean"]) == lower_is_better else b_name
+    return f"{better} better in every seed"
+
+
+def cell(fn):
+    """``fn()``, or "not in this run" when the result lacks what it reads."""
+    try:
+        return fn()
+    except (_Missing, KeyError, IndexError, TypeError, ValueError, ZeroDivisionError, StopIteration):
+        return MISSING
+
+
+def markdown_table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def load(figures, experiment):
+    path = os.path.join(figures, experiment, "result.json")
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        saved = json.load(f)
+    return saved.get("settings", {}), saved["result"]
+
+
+def source_line(experiment, settings):
+    seeds = settings.get("seeds")
+    run = "quick (CI) run" if settings.get("quick") else "full run"
+    seeds = f", seeds {', '.join(map(str, seeds))}" if seeds else ""
+    return f"Measured: `book/figures/{experiment}/result.json` ({run}{seeds}), read when this book was built."
+
+
+def claims_table(experiment, figures, rows_of):
+    """A table of (claim, the paper reports, we measured) rows from ``rows_of(result)``."""
+    loaded = load(figures, experiment)
+    if loaded is None:
+        return (f"*The reproduction has not run the experiment `{experiment}` in this checkout: "
+                f"`python -m minishare reproduce --only {experiment}` makes it.*\n")
+    settings, result = loaded
+    rows = [(claim, paper, cell(lambda f=measure: f(result))) for claim, paper, measure in rows_of(settings)]
+    return markdown_table(("claim", "the paper reports", "we measured"), rows) + "\n\n" + \
+        source_line(experiment, settings) + "\n"
+
+
+# --- chapter 3 and 4: parameter counts (ALBERT Tables 1, 3, 4) ----------------------------------------
+def params_table(figures, which):
+    loaded = load(figures, "params")
+    if loaded is None:
+        return claims_table("params", figures, lambda s: [])
+    settings, result = loaded
+    rows = [(r[1], r[3], cell(lambda r=r: num(r[2]))) for r in result.get("albert", []) if r[0] in which]
+    header = ("configuration", "the paper reports", "we count")
+    if "Table 3" in which or "Table 4" in which:
+        rows = [(f"{r[0]}: {a}", b, c) for r, (a, b, c) in
+                zip([r for r in result.get("albert", []) if r[0] in which], rows)]
+    return markdown_table(header, rows) + "\n\n" + source_line("params", settings) + \
+        " Counted as the reference implementation counts: each shared tensor once, the pooler included.\n"
+
+
+def takase_params_table(figures):
+    loaded = load(figures, "params")
+    if loaded is None:
+        return claims_table("params", figures, lambda s: [])
+    settings, result = loaded
+    rows = [(r[0], r[2], cell(lambda r=r: num(r[1]))) for r in result.get("takase", [])]
+    return markdown_table(("configuration (M/N)", "the paper reports", "we count"), rows) + "\n\n" + \
+        source_line("params", settings) + " Transformer (base) with V = 32,000 (the paper does not print V).\n"
+
+
+# --- chapter 4 and 10: ALBERT's sharing variants --------------------------------------------------------
+def _final(result, variant, metric):
+    return _get(result, variant, "final", metric)
+
+
+def albert_rows(settings):
+    loss = lambda v: (lambda r: _final(r, v, "eval_mlm_loss"))
+    return [
+        ("all-shared has far fewer parameters than not-shared",
+         "ALBERT-base: 12M against 89M at E = 128, 7.5× (Lan et al., 2019, Table 4)",
+         lambda r: f"{_get(r, 'all-shared', 'params'):,} against {_get(r, 'not-shared', 'params'):,}, "
+                   f"{_get(r, 'not-shared', 'params') / _get(r, 'all-shared', 'params'):.1f}×"),
+        ("sharing everything costs some accuracy",
+         "all-shared below not-shared on the downstream average (Table 4)",
+         lambda r: f"held-out MLM loss: all-shared {num(loss('all-shared')(r))}, not-shared "
+                   f"{num(loss('not-shared')(r))}; "
+                   + verdict("all-shared", loss("all-shared")(r), "not-shared", loss("not-shared")(r))),
+        ("sharing the FFN hurts more than sharing attention",
+         "shared-FFN below shared-attention (Table 4)",
+         lambda r: f"held-out MLM loss: shared-FFN {num(loss('shared-ffn')(r))}, shared-attention "
+                   f"{num(loss('shared-attention')(r))}; "
+                   + verdict("shared-FFN", loss("shared-ffn")(r), "shared-attention", loss("shared-attention")(r))),
+        ("a shared model computes as much per step",
+         "sharing saves parameters, not computation (Sec. 4.3)",
+         lambda r: f"median step time: all-shared {num(_get(r, 'all-shared', 'step_time'))} s, not-shared "
+                   f"{num(_get(r, 'not-shared', 'step_time'))} s"),
+    ]
+
+
+# --- chapter 3: embedding size --------------------------------------------------------------------------
+def embedding_rows(settings):
+    def per_E(model):
+        def f(r):
+            return "; ".join(f"E = {E}: {num(_get(m, 'final', 'eval_mlm_loss'))}"
+                             for E, m in zip(_get(r, "E"), _get(r, "models", model)))
+        return f
+    return [
+        ("without sharing, E matters little",
+         "not-shared: barely changes with E (Lan et al., 2019, Table 3)",
+         lambda r: "held-out MLM loss, not-shared: " + per_E("not-shared")(r)),
+        ("with sharing, a small E is best",
+         "all-shared: best around E = 128 (Table 3)",
+         lambda r: "held-out MLM loss, all-shared: " + per_E("all-shared")(r)),
+    ]
+
+
+# --- chapter 7: tying -----------------------------------------------------------------------------------
+def tying_rows(settings):
+    def pair(kind):
+        def f(r):
+            models = _get(r, "models")
+            tied = next(v for k, v in models.items() if k.startswith(kind) and v.get("tied"))
+            untied = next(v for k, v in models.items() if k.startswith(kind) and not v.get("tied"))
+            return tied, untied
+        return f
+
+    def params(kind):
+        return lambda r: (f"{_get(pair(kind)(r)[0], 'params'):,} tied against {_get(pair(kind)(r)[1], 'params'):,} "
+                          f"untied (saves {_get(pair(kind)(r)[1], 'params') - _get(pair(kind)(r)[0], 'params'):,})")
+
+    def loss(kind):
+        def f(r):
+            t, u = pair(kind)(r)
+            a, b = _get(t, "final", "eval_mlm_loss"), _get(u, "final", "eval_mlm_loss")
+            return f"held-out MLM loss {num(a)} tied, {num(b)} untied; " + verdict("tied", a, "untied", b)
+        return f
+    return [
+        ("tying removes the output matrix", "saves V×H parameters (Press & Wolf, 2017)", params("plain")),
+        ("tying usually lowers perplexity", "lower perplexity on language modelling (Press & Wolf, 2017)",
+         loss("plain")),
+        ("with a factorized embedding the V×E table is tied", "ALBERT's MLM head scores against the V×E table",
+         params("factorized")),
+        ("… and its effect on the loss", "not reported separately", loss("factorized")),
+    ]
+
+
+# --- chapter 8: SOP against NSP (ALBERT Table 5) --------------------------------------------------------
+def sop_rows(settings):
+    return [
+        ("a model trained with NSP cannot do SOP", "52.0 % on SOP (chance; Lan et al., 2019, Table 5)",
+         lambda r: pct(_get(r, "nsp", "eval_sop_accuracy"))),
+        ("a model trained with SOP does NSP too", "78.9 % on NSP (Table 5)",
+         lambda r: pct(_get(r, "sop", "eval_nsp_accuracy"))),
+        ("SOP on SOP", "86.5 % (Table 5)", lambda r: pct(_get(r, "sop", "eval_sop_accuracy"))),
+        ("NSP on NSP", "(the easy task: topic alone tells it)", lambda r: pct(_get(r, "nsp", "eval_nsp_accuracy"))),
+    ]
+
+
+# --- chapter 9: Figure 1 --------------------------------------------------------------------------------
+def layerwise_rows(settings):
+    from minishare.experiments.exp_layerwise import roughness
+
+    def rough(key):
+        def f(r):
+            spreads = {style: stats.spread([roughness(seed) for seed in _get(m, "trained", key)])
+                       for style, m in _get(r, "models").items()}
+            a, b = spreads["ALBERT-style"], spreads["BERT-style"]
+            return (f"mean layer-to-layer change: ALBERT-style {num(a, 2)}, BERT-style {num(b, 2)}; "
+                    + verdict("ALBERT-style", a, "BERT-style", b))
+        return f
+    return [
+        ("ALBERT's L2 distances are smoother from layer to layer",
+         "smoother for ALBERT-large than for BERT-large (Lan et al., 2019, Figure 1)", rough("l2")),
+        ("ALBERT's angles are smoother and oscillate instead of converging to zero",
+         "smoother, oscillating (Figure 1)", rough("cosine_degrees")),
+    ]
+
+
+# --- chapters 5 and 10: Takase & Kiyono -----------------------------------------------------------------
+PAPER_TAKASE = {  # (method, N / M): (M/N in the paper, params, speed, BLEU), Takase & Kiyono Table 1
+    ("vanilla", 1): ("6/6", "61M", "1.00", "26.57"),
+    ("sequence", 2): ("6/12", "61M", "0.63", "27.13"), ("cycle", 2): ("6/12", "61M", "0.63", "27.04"),
+    ("cycle (rev)", 2): ("6/12", "61M", "0.63", "27.08"),
+    ("sequence", 3): ("6/18", "61M", "0.47", "27.02"), ("cycle", 3): ("6/18", "61M", "0.47", "27.25"),
+    ("cycle (rev)", 3): ("6/18", "61M", "0.47", "27.31"),
+}
+PAPER_UNIVERSAL = ("1/6", "63M", "0.48", "26.90")
+
+
+def paper_takase(m):
+    """The paper's row for one of our configurations: the same method at the same depth ratio N / M
+    (the Universal Transformer: the paper's one wide layer, whatever N)."""
+    method = str(m.get("method", "")).lower()
+    if method == "universal":
+        return PAPER_UNIVERSAL
+    try:
+        return PAPER_TAKASE.get((method, m["N"] // m["M"]))
+    except (KeyError, TypeError, ZeroDivisionError):
+        return None
+
+
+def takase_table(figures, experiment="takase", metric="loss", paper=True):
+    loaded = load(figures, experiment)
+    if loaded is None:
+        return claims_table(experiment, figures, lambda s: [])
+    settings, result = loaded
+    rows = []
+    for norm, methods in (result.get("settings") or {}).items():
+        if not isinstance(methods, dict):
+            continue
+        for key, m in methods.items():
+            if not isinstance(m, dict):
+                continue
+            p = paper_takase(m) if paper else None
+            rows.append((f"{m.get('label', key)}, {norm}-LN",
+                         f"M/N = {p[0]}: {p[1]}, speed {p[2]}, BLEU {p[3]}" if p else "–",
+                         cell(lambda m=m: num(_get(m, "params"))),
+                         cell(lambda m=m: f"{_get(m, 'speed'):.2f}"),
+                         cell(lambda m=m: num(_get(m, metric))),
+                         cell(lambda m=m: num(_get(m, "loss_at_vanilla_time")))))
+    if not rows:
+        return (f"*This run's `{experiment}` result has no per-method table the book can read.*\n\n"
+                + source_line(experiment, settings) + "\n")
+    header = ("configuration", "the paper reports (WMT En-De)" if paper else "the paper reports",
+              "parameters", "speed vs Vanilla", f"held-out {metric}", "held-out loss at Vanilla's time")
+    note = (" The paper's row is the same method at the same depth ratio N / M; its speed is training "
+            "speed relative to Vanilla and its BLEU the average over newstest2010-2016 (Takase & "
+            "Kiyono, 2021, Table 1)." if paper else " The paper reports no language-modelling runs.")
+    return markdown_table(header, rows) + "\n\n" + source_line(experiment, settings) + note + "\n"
+
+
+# --- chapter 11: memory, FLOPs, time -------------------------------------------------------------------
+def memory_rows(settings):
+    def ratio(kind):
+        return lambda r: (f"all-shared / not-shared = "
+                          f"{_get(r, 'variants', 'all-shared', 'bytes', kind) / _get(r, 'variants', 'not-shared', 'bytes', kind):.2f} "
+                          f"({_get(r, 'variants', 'all-shared', 'bytes', kind):,} / "
+                          f"{_get(r, 'variants', 'not-shared', 'bytes', kind):,} bytes)")
+
+    def time_ratio(r):
+        deepest = len(_get(r, "sweep", "not-shared")) - 1
+        a, b = _get(r, "sweep", "all-shared", deepest), _get(r, "sweep", "not-shared", deepest)
+        return (f"training step at N = {_get(r, 'depths', deepest)}: all-shared / not-shared = "
+                f"{_get(a, 'train') / _get(b, 'train'):.2f} (median seconds {_get(a, 'train'):.4f} / "
+                f"{_get(b, 'train'):.4f})")
+    return [
+        ("sharing shrinks the parameters", "by the number of positions per set (Lan et al., 2019, Sec. 3.1)",
+         ratio("parameters")),
+        ("… and the optimizer state with them", "fewer parameters, less state and communication (Lan et al., 2019)", ratio("optimizer")),
+        ("the activations stay", "every position still runs (Sec. 4.3: no faster)", ratio("activations")),
+        ("the time stays", "ALBERT-xxlarge about 3× slower than BERT-large (Sec. 4.3)", time_ratio),
+    ]
+
+
+def flops_rows(settings):
+    def row(name, key):
+        def f(r):
+            p = next(p for p in _get(r, "presets") if p["name"] == name)
+            return key(p)
+        return f
+    return [
+        ("ALBERT-xxlarge has fewer parameters than BERT-large", "235M against 334M (Table 1)",
+         row("albert-xxlarge", lambda p: f"{p['parameters']:,} counted, {p['params_vs_bert-large']:.2f}× BERT-large")),
+        ("… and computes more per token", "about 3× slower to train (Sec. 4.3)",
+         row("albert-xxlarge", lambda p: f"{p['forward_gflops']:.2f} GFLOPs per token forward, "
+                                         f"{p['flops_vs_bert-large']:.2f}× BERT-large (T = 512)")),
+    ]
+
+
+# --- chapter 6: ACT -------------------------------------------------------------------------------------
+def act_rows(settings):
+    def mean(stack):
+        return lambda r: num(stats.spread([_get(s, "ponder", stack, "mean") for s in _get(r, "seeds").values()]), 2)
+    return [
+        ("ACT spends more steps on some positions than on others",
+         "ponder time varies by position and token (Dehghani et al., 2018)",
+         lambda r: "encoder " + mean("encoder")(r) + " steps per token, decoder " + mean("decoder")(r)
+                   + f", of at most {_get(r, 'max_steps')}"),
+    ]
+
+
+def regularizer_rows(settings):
+    def gap(v):
+        return lambda r: num(_get(r, "models", v, "gap"))
+    return [(f"train/held-out gap, {v}", "not reported", gap(v))
+            for v in ("not-shared", "all-shared", "shared-attention", "shared-ffn")]
 
 
 def tables(figures):
-    return {}
+    """{name: Markdown} of every table the chapters include."""
+    return {
+        "params_table1": params_table(figures, ("Table 1",)),
+        "params_table34": params_table(figures, ("Table 3", "Table 4")),
+        "params_takase": takase_params_table(figures),
+        "albert_sharing": claims_table("albert_sharing", figures, albert_rows),
+        "embedding_size": claims_table("embedding_size", figures, embedding_rows),
+        "tying": claims_table("tying", figures, tying_rows),
+        "sop_nsp": claims_table("sop_nsp", figures, sop_rows),
+        "layerwise": claims_table("layerwise", figures, layerwise_rows),
+        "takase": takase_table(figures, "takase", "loss"),
+        "lm": takase_table(figures, "lm", "perplexity", paper=False),
+        "memory": claims_table("memory", figures, memory_rows),
+        "flops": claims_table("flops", figures, flops_rows),
+        "act": claims_table("act", figures, act_rows),
+        "regularizer": claims_table("regularizer", figures, regularizer_rows),
+    }

@@ -6,8 +6,9 @@ the checkout and never a hand-typed copy of it:
 - ``_generated/chNN/notebooks.md``: the notebooks of chapter NN, as links (only those that exist);
 - ``_generated/chNN/exercises.md``: the text of every exercise whose README says it belongs to
   chapter NN (``*Chapter NN ...*`` on its first lines), its headings moved under the chapter's;
-- ``_generated/figures/<experiment>/<name>.md``: a figure of the reproduction with its caption
-  from the report, or nothing when this run has not made that figure;
+- ``_generated/figures/<experiment>/<name>.md``: the figures of the reproduction a chapter includes
+  (``all``: every figure of the experiment), with their captions from the report, or nothing when
+  this run has not made them;
 - ``_generated/measured/<table>.md``: "what the papers report against what we measured" tables,
   whose measured column is read from ``figures/<experiment>/result.json`` (``measured.py``).
 
@@ -34,22 +35,10 @@ NOTEBOOK_WORDS = {
     8: ("pretraining", "sop_nsp"), 9: ("layerwise",), 10: ("seq2seq_sharing", "convergence"),
     11: ("cost",), 12: ("checkpoint", "parallel", "process"), 13: ("gpu",),
 }
-# The reproduction's figures each chapter shows: (experiment, file-name pattern without ".png");
-# "*" shows every figure the experiment made, in the report's order, so a figure the reproduction
-# adds appears without an edit here.
-CHAPTER_FIGURES = {
-    2: [("gradnorms", "*")],
-    3: [("params", "params_table1"), ("params", "params_breakdown"), ("params", "params_vs_E"),
-        ("embedding_size", "*")],
-    4: [("plans", "plans"), ("params", "params_vs_depth"), ("memory", "memory")],
-    5: [("params", "params_takase")],
-    6: [("universal", "*")],
-    7: [("tying", "*")],
-    8: [("sop_nsp", "*")],
-    9: [("layerwise", "*")],
-    10: [("albert_sharing", "*"), ("takase", "*"), ("regularizer", "*")],
-    11: [("memory", "time_vs_depth"), ("flops", "*")],
-}
+# A chapter shows the reproduction's figures by including ``_generated/figures/<experiment>/<pattern>.md``
+# (pattern "all" for every figure of the experiment, else a file name without ".png"); the
+# generator makes exactly the files the chapters include, found by reading them.
+FIGURE_INCLUDE = re.compile(r"_generated/figures/([\w-]+)/([\w*-]+)\.md")
 
 
 def write_if_changed(path, text):
@@ -172,9 +161,9 @@ def exercises_part(number):
     found = [p for p in exercise_readmes() if exercise_chapter(p) == number]
     if not found:
         return "No exercise belongs to this chapter yet.\n"
-    parts = ["The texts below are the exercises' own READMEs (`exercises/exNN_topic/README.md`). "
-             "Check your work with `python -m minishare.exercises check exNN`, or run an exercise's "
-             "tests with pytest as each text says.", ""]
+    parts = ["The texts below are the exercises' own READMEs (`exercises/exNN_topic/README.md`); "
+             "each says which file to edit and how to run its tests. Teachers release and grade the "
+             "exercises with `python -m minishare.exercises` (see `exercises/README.md`).", ""]
     for path in found:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -218,10 +207,12 @@ def generate(app, config):
             path = os.path.join(GENERATED, f"ch{number:02d}", f"{part}.md")
             write_if_changed(path, text)
             wanted.add(path)
-    for figures in CHAPTER_FIGURES.values():
-        for experiment, pattern in figures:
-            path = os.path.join(GENERATED, "figures", experiment, f"{pattern.replace('*', 'all')}.md")
-            write_if_changed(path, figure_part(experiment, pattern, captions))
+    for chapter in glob.glob(os.path.join(BOOK, "chapters", "*.md")):
+        with open(chapter, encoding="utf-8") as f:
+            included = set(FIGURE_INCLUDE.findall(f.read()))
+        for experiment, name in included:
+            path = os.path.join(GENERATED, "figures", experiment, f"{name}.md")
+            write_if_changed(path, figure_part(experiment, "*" if name == "all" else name, captions))
             wanted.add(path)
     for name, text in measured.tables(FIGURES).items():
         path = os.path.join(GENERATED, "measured", f"{name}.md")

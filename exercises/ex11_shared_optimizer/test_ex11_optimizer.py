@@ -1,6 +1,5 @@
 """Tests of exercise 11: a weight shared by several layers, listed once per layer, must move and
 keep state as one tensor; Adam's steps are worked out in NumPy here; norms by hand."""
-import math
 
 import numpy as np
 import pytest

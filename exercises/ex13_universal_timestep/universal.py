@@ -6,7 +6,6 @@ The library holds answers: ``minishare/nn/transformer.py`` (``timestep_signal``,
 tasks 1 and 2, and ``minishare/nn/act.py`` (a batched ACT module) for task 3. Please do not look
 at them until you are done.
 """
-import math
 
 import numpy as np
 

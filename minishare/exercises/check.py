@@ -14,7 +14,7 @@ import shutil
 import tempfile
 import time
 
-from minishare.exercises import catalog, grade, regions, release, runner
+from minishare.exercises import catalog, grade, regions, release
 
 STUB = re.compile(r"^(ex\d\d) task (\d+)$")
 SECRET_MIN_LENGTH = 20    # shorter solution lines (``return y``) are too common to be a leak

@@ -13,12 +13,13 @@ second in case the student's code swallows the exception).
 import json
 import re
 import signal
-import time
 
 import pytest
 
 TASK_MARKER = re.compile(r"^ex\d\d_task\d+$")
 MAX_OUTPUT = 4000
+_CONFIG = []      # the session's config, for hooks that are not handed one
+_RESULTS = {}     # nodeid -> what its setup, call and teardown reports said so far
 
 
 class TestTimeout(Exception):
@@ -48,10 +49,6 @@ def pytest_collectreport(report):
     if report.nodeid.endswith(".py"):
         _log(_CONFIG[0], event="end", nodeid=report.nodeid, kind="collect", outcome=report.outcome,
              output=str(report.longreprtext)[-MAX_OUTPUT:] if report.failed else "")
-
-
-_CONFIG = []
-_RESULTS = {}
 
 
 def pytest_configure(config):
@@ -104,10 +101,8 @@ def pytest_runtest_call(item):
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, seconds, 0.5)
-    started = time.monotonic()
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-        item.user_properties.append(("call_seconds", time.monotonic() - started))

@@ -84,6 +84,7 @@ def experiment(name, notebook, progress=True, **quick_overrides):
            fewer steps so the notebook stays under a minute); training shows progress bars.
     full:  the committed result of the full run (``committed_result``): the full settings train
            for many minutes, so the notebook reads what ``python -m minishare reproduce`` wrote.
+
     The line printed says which of the two happened."""
     from minishare.experiments.reproduce import EXPERIMENTS
     from minishare.experiments.settings import QUICK
