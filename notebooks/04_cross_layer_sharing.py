@@ -171,11 +171,14 @@ print(course.reveal(guess, minishare.count_parameters(AlbertConfig.from_preset("
                     "parameters"))
 
 # %% [markdown]
-# **Q2.** all-shared against not-shared (the tiny models above): what is the ratio of their
-# activation bytes?
+# **Q2.** The albert-tiny models above have N = 4. With N = 12, how many times more optimizer
+# state (AdamW: two moments per distinct tensor) does the not-shared model keep than the all-shared
+# one?
 
 # %%
 guess = None
-activations = dict((v, r["activations"]) for v, r in rows)
-print(course.reveal(guess, round(activations["all-shared"] / activations["not-shared"], 3),
-                    "activations, all-shared / not-shared"))
+tiny12 = {v: minishare.count_parameters(AlbertConfig.from_preset("albert-tiny", vocab_size=1000, sharing=v,
+                                                                  num_hidden_layers=12))
+          for v in ("not-shared", "all-shared")}
+print(course.reveal(guess, round(tiny12["not-shared"] / tiny12["all-shared"], 2),
+                    "optimizer state, not-shared / all-shared, N = 12"))

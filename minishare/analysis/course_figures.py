@@ -54,12 +54,13 @@ def plot_bars(values, ylabel, title, xlabel="configuration"):
     for k, ((name, series), hatch) in enumerate(zip(values.items(), ("", "//", "..", "xx", "\\\\"))):
         xs = [i + (k - (len(values) - 1) / 2) * width for i, c in enumerate(configs) if c in series]
         bars = ax.bar(xs, [series[c] for c in configs if c in series], width, label=name, hatch=hatch)
-        ax.bar_label(bars, fmt="{:,.3g}", fontsize=8)
+        ax.bar_label(bars, fmt="{:,.3g}", fontsize=8, padding=2,
+                     rotation=90 if len(values) > 2 else 0)          # narrow bars: labels upright
     ax.set_xticks(range(len(configs)))
     ax.set_xticklabels(configs, rotation=20, ha="right")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    ax.margins(y=0.12)                                        # room for the value labels
+    ax.margins(y=0.18)                                        # room for the value labels
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))   # outside the axes: never over a bar
     return fig
