@@ -12,6 +12,7 @@ import minishare
 from minishare.analysis.display import plan_explorer, plan_svg
 from minishare.analysis.graph import Graph
 from minishare.experiments import course
+from minishare.experiments.settings import FULL
 from minishare.models import AlbertConfig, TransformerConfig
 from minishare.sharing import Plan
 
@@ -183,8 +184,13 @@ def test_experiment_quick_runs_in_a_fresh_folder_and_full_reads_the_committed_re
     assert json.loads(json.dumps(result)) == result                    # plain JSON, as result.json holds it
     monkeypatch.setenv(course.ENV, "0")
     (tmp_path / "plans").mkdir()
-    (tmp_path / "plans" / "result.json").write_text(json.dumps({"settings": {}, "result": {"from": "disk"}}))
+    full = json.loads(json.dumps(FULL.key()))
+    (tmp_path / "plans" / "result.json").write_text(json.dumps({"settings": full, "result": {"from": "disk"}}))
     monkeypatch.setattr(course, "FIGURES", str(tmp_path))
     assert course.experiment("plans", notebook="nb") == {"from": "disk"}
+    (tmp_path / "plans" / "result.json").write_text(json.dumps({"settings": {**full, "seeds": [0]},
+                                                                "result": {"from": "disk"}}))
+    with pytest.raises(ValueError, match="other settings.*--only plans"):
+        course.experiment("plans", notebook="nb")     # an older run's result is not read as this one's
     with pytest.raises(ValueError, match="unknown experiment 'nope'.*albert_sharing"):
         course.experiment("nope", notebook="nb")

@@ -91,9 +91,16 @@ def experiment(name, notebook, progress=True, **quick_overrides):
     if name not in EXPERIMENTS:
         raise ValueError(f"unknown experiment {name!r}; choose from {', '.join(EXPERIMENTS)}")
     if not is_quick():
-        print(f"Full mode: loading the committed results of the full run, "
-              f"{os.path.join(FIGURES, name, 'result.json')} (the settings of `reproduce`).")
-        return committed_result(name)
+        from minishare.experiments.settings import FULL
+        path = os.path.join(FIGURES, name, "result.json")
+        committed = committed_result(name, with_settings=True)
+        if committed["settings"] != json.loads(json.dumps(FULL.key())):
+            raise ValueError(
+                f"{path} was made with other settings than this library's full run (an older "
+                f"reproduction): run `python -m minishare reproduce --out book/figures --only {name}` "
+                f"to redo it, or set {ENV}=1 to train the tiny version here")
+        print(f"Full mode: loading the committed results of the full run, {path} (the settings of `reproduce`).")
+        return committed["result"]
     settings = dataclasses.replace(QUICK, **quick_overrides)
     print(f"Quick mode: training the '{name}' experiment now on tiny settings "
           f"({len(settings.seeds)} seeds); full mode loads the full run instead.")
@@ -101,10 +108,10 @@ def experiment(name, notebook, progress=True, **quick_overrides):
     return json.loads(json.dumps(result))     # as result.json stores it: tuples become lists
 
 
-def committed_result(name, folder=None):
+def committed_result(name, folder=None, with_settings=False):
     """The ``result`` of experiment ``name`` as the full ``reproduce`` run committed it
-    (``book/figures/<name>/result.json``), with the settings it was made with under
-    ``result_settings``. Raises FileNotFoundError naming the file and the command that makes it."""
+    (``book/figures/<name>/result.json``); with ``with_settings``, the whole file: {"settings",
+    "result"}. Raises FileNotFoundError naming the file and the command that makes it."""
     path = os.path.join(folder or FIGURES, name, "result.json")
     if not os.path.exists(path):
         raise FileNotFoundError(
@@ -115,7 +122,7 @@ def committed_result(name, folder=None):
         saved = json.load(f)
     if not isinstance(saved, dict) or "result" not in saved:
         raise ValueError(f"{path} is not a reproduce result (no 'result' key)")
-    return saved["result"]
+    return saved if with_settings else saved["result"]
 
 
 def committed_figure(name, filename, folder=None):
