@@ -60,18 +60,36 @@ def notebook_sources():
     return sorted(glob.glob(os.path.join(ROOT, "notebooks", "[0-9][0-9]_*.py")))
 
 
+def _cells(notebook):
+    return [(c.cell_type, c.source) for c in notebook.cells]
+
+
 def convert_notebooks():
-    """notebooks/NN_topic.py -> book/notebooks/NN_topic.ipynb (no outputs); stale ones removed."""
+    """notebooks/NN_topic.py -> book/notebooks/NN_topic.ipynb; stale ones removed.
+
+    A notebook that ``tests/test_notebooks.py`` has already executed in quick mode (written to
+    ``$MINISHARE_NOTEBOOK_OUT``, default ``book/_build/executed/``, as CI does) is taken with its
+    outputs, marked not to be executed again, provided its cells are exactly the current source's;
+    any other notebook is written without outputs and myst-nb executes it (a cell that raises fails
+    the build either way: the test fails first)."""
     import jupytext
     import nbformat
 
     out = os.path.join(BOOK, "notebooks")
+    executed = os.environ.get("MINISHARE_NOTEBOOK_OUT") or os.path.join(BOOK, "_build", "executed")
     wanted = set()
     for path in notebook_sources():
         name = os.path.splitext(os.path.basename(path))[0] + ".ipynb"
         wanted.add(name)
         notebook = jupytext.read(path)
         notebook.metadata.pop("jupytext", None)
+        done = os.path.join(executed, name)
+        if os.path.exists(done):
+            ran = nbformat.read(done, as_version=4)
+            if _cells(ran) == _cells(notebook):
+                ran.metadata.pop("jupytext", None)
+                ran.metadata["mystnb"] = {"execution_mode": "off"}
+                notebook = ran
         write_if_changed(os.path.join(out, name), nbformat.writes(notebook) + "\n")
     for stale in glob.glob(os.path.join(out, "*.ipynb")):
         if os.path.basename(stale) not in wanted:
