@@ -6,7 +6,10 @@
 
 A step is what training repeats: forward (embeddings, N encoder positions, MLM head tied to the word
 embeddings, SOP head, both losses), backward, and an AdamW update. Both frameworks run float32 on
-the CPU with the same number of BLAS threads, one after the other in this process (their steps are
+the same kind of device: on the CPU with the same number of BLAS threads, or, with
+``MINISHARE_BACKEND=cupy``, minishare on CuPy against PyTorch on CUDA (never a GPU against a CPU);
+on a GPU the clock is read only after both have finished their queued kernels. They run one after
+the other in this process (their steps are
 interleaved, so a busy machine slows both alike), starting from the same weights: the first losses
 must agree, which checks that the PyTorch model below is the same network. Reported: the median
 over ``--steps`` steps after ``--warmup``, and the ratio minishare / PyTorch. Absolute times depend
@@ -125,7 +128,7 @@ def torch_albert(config):
 
         def forward(self, ids, token_types):
             T = ids.shape[1]
-            x = (self.word_embeddings(ids) + self.position_embeddings(torch.arange(T))
+            x = (self.word_embeddings(ids) + self.position_embeddings(torch.arange(T, device=ids.device))
                  + self.token_type_embeddings(token_types))
             x = self.LayerNorm(x)
             return x if self.embedding_hidden_mapping_in is None else self.embedding_hidden_mapping_in(x)
@@ -205,12 +208,12 @@ def torch_albert(config):
 
 
 class TorchStep:
-    def __init__(self, config, batch, weights):
-        self.model = torch_albert(config)
+    def __init__(self, config, batch, weights, device):
+        self.model = torch_albert(config).to(device)
         state = {name: torch.from_numpy(np.array(array, dtype=np.float32)) for name, array in weights.items()}
         self.model.load_state_dict(state, strict=True)
         assert self.model.predictions.decoder.weight is self.model.albert.embeddings.word_embeddings.weight
-        self.batch = {k: torch.from_numpy(v) for k, v in batch.items()}
+        self.batch = {k: torch.from_numpy(v).to(device) for k, v in batch.items()}
         params = list(self.model.parameters())                      # PyTorch deduplicates too
         self.optimizer = torch.optim.AdamW(params, lr=LR, weight_decay=WEIGHT_DECAY)
         self.n_params = sum(p.numel() for p in params)
@@ -224,9 +227,28 @@ class TorchStep:
 
 
 # ============================================================================== timing
+def torch_device():
+    """PyTorch's device, the same kind as minishare's: CUDA when minishare runs on CuPy, else the
+    CPU; None when PyTorch cannot match (no CUDA build), so no ratio is printed."""
+    if torch is None:
+        return None
+    if minishare.backend.name == "cupy":
+        return "cuda" if torch.cuda.is_available() else None
+    return "cpu"
+
+
+def synchronize():
+    """Wait for both frameworks' queued GPU work (nothing to wait for on a CPU)."""
+    minishare.backend.synchronize()
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
 def timed(step):
+    synchronize()
     start = time.perf_counter()
     loss = step()
+    synchronize()                  # the step's kernels, not only their launches
     return time.perf_counter() - start, loss
 
 
@@ -241,10 +263,10 @@ def run_variant(sharing, threads):
           f"FFN={config.intermediate_size} act={config.hidden_act} Post-LN; batch "
           f"{ARGS.batch_size} x {ARGS.seq_len} tokens; {n_params:,} parameters "
           f"(AlbertForPreTraining, tied head); update: AdamW")
-    tm = None
-    if torch is not None:
+    tm, device = None, torch_device()
+    if device is not None:
         weights = {k: minishare.backend.to_numpy(v) for k, v in ms.model.state_dict().items()}
-        tm = TorchStep(config, batch, weights)
+        tm = TorchStep(config, batch, weights, device)
         assert tm.n_params == n_params, (tm.n_params, n_params)
     ms_times, torch_times, ms_losses, torch_losses = [], [], [], []
     for i in range(ARGS.warmup + ARGS.steps):        # interleaved: a busy machine slows both alike
@@ -261,10 +283,11 @@ def run_variant(sharing, threads):
     print(f"minishare      : median {ms_median * 1e3:8.1f} ms/step over {len(ms_times)} steps "
           f"(min {min(ms_times) * 1e3:.1f}); first loss {ms_losses[0]:.5f}")
     if tm is None:
-        print("PyTorch        : not importable (pip install torch); no ratio")
+        print("PyTorch        : not importable, or without CUDA while minishare runs on a GPU "
+              "(pip install torch, a CUDA build for a GPU); no ratio")
         return sharing, ms_median, None
     torch_median = statistics.median(torch_times)
-    print(f"PyTorch eager  : median {torch_median * 1e3:8.1f} ms/step over {len(torch_times)} steps "
+    print(f"PyTorch {device:6s}: median {torch_median * 1e3:8.1f} ms/step over {len(torch_times)} steps "
           f"(min {min(torch_times) * 1e3:.1f}); first loss {torch_losses[0]:.5f}")
     drift = max(abs(a - b) for a, b in zip(ms_losses[:3], torch_losses[:3]))
     print(f"same network   : first 3 losses agree to {drift:.1e} "

@@ -58,7 +58,7 @@ def _import_cupy():
         import cupy
     except ImportError as err:
         raise RuntimeError("backend 'cupy' asked for, but CuPy is not installed "
-                           "(pip install cupy-cuda12x, matching your CUDA)") from err
+                           "(pip install -r requirements-gpu.txt: CuPy with its CUDA libraries)") from err
     try:
         n_gpus = cupy.cuda.runtime.getDeviceCount()
     except Exception as err:  # CUDA driver missing or broken
@@ -116,6 +116,13 @@ def deferred_checks():
         yield _pending
     finally:
         _pending = previous
+
+
+def synchronize():
+    """Wait until the device has finished the work queued so far. A GPU runs kernels after they are
+    launched: read a clock only after this, or it times the launches. Nothing to wait for on a CPU."""
+    if name == "cupy":
+        xp.cuda.get_current_stream().synchronize()
 
 
 def host_syncs():

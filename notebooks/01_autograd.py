@@ -20,7 +20,7 @@
 # engine up from the chain rule, then reads minishare's own, then checks it against finite
 # differences.
 #
-# **You will:** derive the sum rule; write a 20-line scalar autograd; see minishare's graph of a
+# **You will:** derive the sum rule; write a scalar autograd of 25 lines; see minishare's graph of a
 # shared weight draw itself; read one op's forward and backward side by side; gradcheck it; and see
 # why finite differences need ε ≈ 1e-6.
 
@@ -53,7 +53,7 @@ print(course.setup())
 # would silently train only one layer position.
 
 # %% [markdown]
-# ## 1.2 From scratch: a scalar autograd in 20 lines
+# ## 1.2 From scratch: a scalar autograd in 25 lines
 #
 # A value remembers its inputs and, for each input, the local derivative. `backward` visits the
 # values in reverse topological order and adds `local × upstream` into each input's gradient.

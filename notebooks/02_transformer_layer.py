@@ -193,14 +193,14 @@ guess = None
 print(course.reveal(guess, float(probs[0, :, 0, 0].min()), "probability of key 0 for query 0"))
 
 # %% [markdown]
-# **Q3.** In a Post-LN layer with $H = 64$, every output vector is LayerNormed (weight 1, bias 0
+# **Q3.** In a Post-LN layer with $H = 48$, every output vector is LayerNormed (weight 1, bias 0
 # at initialization). What is its Euclidean norm?
 
 # %%
 guess = None
 minishare.manual_seed(0)
-post = nn.encoder(minishare.sharing.Plan.build("not-shared", 1), hidden_size=64, num_heads=2,
-                  intermediate_size=256, norm_position="post")
-out = post(minishare.tensor(np.random.default_rng(2).standard_normal((1, 4, 64)).astype(np.float32)),
+post = nn.encoder(minishare.sharing.Plan.build("not-shared", 1), hidden_size=48, num_heads=2,
+                  intermediate_size=192, norm_position="post")
+out = post(minishare.tensor(np.random.default_rng(2).standard_normal((1, 4, 48)).astype(np.float32)),
            {"attention": {"mask": None}, "ffn": {}})
 print(course.reveal(guess, round(float(np.linalg.norm(out.data[0, 0])), 3), "norm of one output vector"))

@@ -126,13 +126,14 @@ plots.plot_param_bars([(r[1], r[2], r[3]) for r in rows], "ALBERT Table 3: param
 # %% [markdown]
 # ## 3.7 Predict, then run
 #
-# **Q1.** How many parameters does the word-embedding table of ALBERT-xxlarge hold
-# ($V = 30{,}000$, $E = 128$)? And how many would it hold unfactorized, at $H = 4096$?
+# **Q1.** A multilingual vocabulary of $V = 50{,}000$ at ALBERT-xxlarge's $H = 4096$: how many times
+# larger is the unfactorized word embedding ($V \times H$) than the factorized one with $E = 128$
+# ($V \times E + E \times H$)?
 
 # %%
 guess = None
-print(course.reveal(guess, 30000 * 128, "factorized word embeddings"))
-print(course.reveal(guess, 30000 * 4096, "unfactorized (V × H)"))
+V, E, H = 50_000, 128, 4096
+print(course.reveal(guess, round(V * H / (V * E + E * H), 1), "unfactorized / factorized"))
 
 # %% [markdown]
 # **Q2.** What fraction of ALBERT-base's parameters (all-shared, $E = 128$) is the word-embedding

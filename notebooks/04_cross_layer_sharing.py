@@ -28,7 +28,7 @@ import numpy as np
 
 import minishare
 from minishare import nn, optim
-from minishare.analysis import memory, plots
+from minishare.analysis import gradnorms, memory, plots
 from minishare.experiments import course
 from minishare.models import AlbertConfig, AlbertModel
 from minishare.sharing import Plan
@@ -81,10 +81,7 @@ def tiny(sharing, N=3):
 
 minishare.manual_seed(0)
 shared = AlbertModel(tiny("all-shared")).double()
-copies = AlbertModel(tiny("not-shared")).double()
-state = shared.state_dict()
-copies.load_state_dict({name: state[name.replace(f"_sets.{name.split('_sets.')[1].split('.')[0]}.", "_sets.0.")]
-                        if "_sets." in name else state[name] for name in copies.state_dict()})
+copies = gradnorms.unshared_twin(shared)        # not-shared; position i holds a copy of the set the plan gives it
 
 ids = np.random.default_rng(0).integers(0, 50, (2, 5))
 weights = minishare.tensor(np.random.default_rng(1).standard_normal((2, 5, 8)))   # a random linear loss
@@ -174,11 +171,14 @@ print(course.reveal(guess, minishare.count_parameters(AlbertConfig.from_preset("
                     "parameters"))
 
 # %% [markdown]
-# **Q2.** all-shared against not-shared (the tiny models above): what is the ratio of their
-# activation bytes?
+# **Q2.** The albert-tiny models above have N = 4. With N = 12, how many times more optimizer
+# state (AdamW: two moments per distinct tensor) does the not-shared model keep than the all-shared
+# one?
 
 # %%
 guess = None
-activations = dict((v, r["activations"]) for v, r in rows)
-print(course.reveal(guess, round(activations["all-shared"] / activations["not-shared"], 3),
-                    "activations, all-shared / not-shared"))
+tiny12 = {v: minishare.count_parameters(AlbertConfig.from_preset("albert-tiny", vocab_size=1000, sharing=v,
+                                                                  num_hidden_layers=12))
+          for v in ("not-shared", "all-shared")}
+print(course.reveal(guess, round(tiny12["not-shared"] / tiny12["all-shared"], 2),
+                    "optimizer state, not-shared / all-shared, N = 12"))

@@ -27,9 +27,8 @@ import numpy as np
 
 import minishare
 from minishare import nn, optim
-from minishare.analysis import plots
 from minishare.analysis.course_figures import plot_bars
-from minishare.experiments import course, run_training
+from minishare.experiments import course
 from minishare.models import AlbertConfig, AlbertForPreTraining, AlbertMLMHead
 
 print(course.setup())
@@ -123,34 +122,20 @@ plot_bars(counts, ylabel="parameters with pre-training heads (millions)",
           title="Tied against untied output layer: untying adds V × E (V = 30,000)")
 
 # %% [markdown]
-# ## 6.5 What tying costs, or gives: tied against untied at equal steps
+# ## 6.5 What tying costs, or gives: tied against untied at equal steps, over seeds
 #
-# Train the same small decoder-only language model twice on the embedded corpus (Python's own
-# documentation), tied and untied, and compare the held-out loss.
-# Quick mode trains 30 steps (the mechanics only); full mode trains 600 steps each (a few minutes
-# on 2 cores).
+# The `tying` experiment of `reproduce` trains not-shared ALBERTs with a tied and an untied output
+# layer, with plain ($E = H$) and factorized ($E < H$) embeddings, once per seed, on the embedded
+# corpus (Python's own documentation). Quick mode trains tiny ones here; full mode loads the
+# committed full run.
 
 # %%
-steps = course.pick(quick=30, full=600)
-histories = {}
-for tie in (True, False):
-    result = run_training(task="lm", overrides=dict(tie_word_embeddings=tie, hidden_size=64, num_hidden_layers=2,
-                                                   num_attention_heads=2, intermediate_size=256),
-                          vocab_size=1000, seq_len=32, steps=steps, batch_size=16, eval_every=max(steps // 5, 1),
-                          out=course.scratch(f"06/{'tied' if tie else 'untied'}"), progress=True)
-    label = f"{'tied' if tie else 'untied'} ({minishare.count_parameters(result['model']):,} parameters)"
-    histories[label] = result["history"]
-plots.plot_convergence(histories, x="step", y="loss", window=max(steps // 10, 1))
+result = course.experiment("tying", notebook="06")
 
 # %%
-for label, history in histories.items():
-    print(f"{label}: held-out loss {history[-1]['eval_loss']:.3f} after {steps} steps")
+course.show_experiment("tying", result, notebook="06")
 
 # %% [markdown]
-# One seed each: a gap smaller than the differences between seeds (notebook 7 measures those) says
-# nothing. Press & Wolf report lower perplexity with tying on large LMs; whether it shows at this
-# scale is for the full run to tell.
-#
 # ## 6.6 Exercises
 #
 # 1. Tie a `TransformerConfig` with `embedding_size=32, hidden_size=64`: where does the H → E map
@@ -172,10 +157,13 @@ print(course.reveal(guess, round((pretraining_parameters("bert-large", False) - 
                     "parameters added by untying bert-large"))
 
 # %% [markdown]
-# **Q2.** In the tied tiny model above, the batch has 4 × 16 tokens. How many rows of the tied
-# matrix receive a nonzero gradient?
+# **Q2.** Tying shares the MLM decoder's *weight* with the word embeddings. How many parameters
+# does the tied decoder still hold of its own in ALBERT-base ($V = 30{,}000$, $E = 128$)?
 
 # %%
 guess = None
-print(course.reveal(guess, int((np.abs(tied.predictions.decoder.weight.grad).sum(1) > 0).sum()),
-                    "rows with a nonzero gradient"))
+with nn.init.shape_only():
+    albert_base = AlbertForPreTraining(AlbertConfig.from_preset("albert-base"))
+shared = {id(p) for p in albert_base.albert.parameters()}
+own = sum(p.size for p in albert_base.predictions.decoder.parameters() if id(p) not in shared)
+print(course.reveal(guess, own, "parameters of the tied decoder not shared with the embeddings"))

@@ -143,11 +143,10 @@ guess = None
 print(course.reveal(guess, 0.15 * 0.8, "fraction of tokens replaced by [MASK]"))
 
 # %% [markdown]
-# **Q2.** A model that ignores the context and predicts each masked token from its frequency alone
-# (the unigram baseline) has a held-out MLM loss of about how many nats, with V = 1,000?
-# (A uniform guess would be $\ln 1000 \approx 6.9$.)
+# **Q2.** An example has 40 maskable tokens. How many tokens does `select_spans` choose for
+# prediction (however the spans fall)?
 
 # %%
 guess = None
-print(course.reveal(guess, round(result["not-shared"]["final"]["eval_mlm_unigram_loss"]["mean"], 2),
-                    "unigram baseline (nats)"))
+spans = data.select_spans(np.ones(40, dtype=bool), np.random.default_rng(7), max_ngram=3)
+print(course.reveal(guess, sum(length for _, length in spans), "tokens selected"))

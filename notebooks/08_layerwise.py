@@ -129,11 +129,17 @@ Markdown("\n".join(f"- {note}" for note in exp_layerwise.observations(result)))
 # %% [markdown]
 # ## 8.6 Predict, then run
 #
-# **Q1.** A Post-LN layer output of the tiny model above ($H = 32$): its norm?
+# **Q1.** The same tiny model built with `norm_position="pre"`: is the mean norm of the output of
+# its second layer, $h_2$, larger or smaller than $\sqrt{H} = 5.657$, and by how much?
 
 # %%
 guess = None
-print(course.reveal(guess, round(float(norms[2]), 3), "norm of a layer output"))
+minishare.manual_seed(0)
+pre = AlbertModel(AlbertConfig(vocab_size=200, embedding_size=16, hidden_size=32, num_hidden_layers=4,
+                               num_attention_heads=2, intermediate_size=64, max_position_embeddings=32,
+                               norm_position="pre"))
+pre_norms = layerwise.state_norms(pre, [{"input_ids": ids, "attention_mask": mask}])
+print(course.reveal(guess, round(float(pre_norms[2]), 3), "mean norm of h_2 with Pre-LN"))
 
 # %% [markdown]
 # **Q2.** Two random vectors in 32 dimensions: the angle between them, in degrees, roughly?

@@ -176,5 +176,6 @@ print(course.reveal(guess, round(library["sop"]["longer_segment"], 3), "length r
 guess = None
 n = len(cues.pairs(sets["sop"]["held-out"]))
 print(course.reveal(guess, len(cues.CUES), "cue rules"))
-print(f"one coin on {n} examples has a standard error of {np.sqrt(0.25 / n):.1%}; the best of "
-      f"{len(cues.CUES)} scored {max(v for k, v in library['sop'].items() if k != 'majority'):.1%} here")
+if guess is not None:
+    print(f"one coin on {n} examples has a standard error of {np.sqrt(0.25 / n):.1%}; the best rule "
+          f"scored {max(v for k, v in library['sop'].items() if k != 'majority'):.1%} here")

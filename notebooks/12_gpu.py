@@ -88,7 +88,7 @@ finally:
 # (CuPy launches kernels asynchronously; without the wait you would time the launch).
 
 # %%
-course.Source(memory._synchronize)
+course.Source(backend.synchronize)
 
 # %%
 B, T = course.pick(quick=(8, 32), full=(32, 128))
@@ -123,7 +123,7 @@ plot_bars({name: s for name, s in seconds.items()}, ylabel="milliseconds (median
 #
 # - **Functions NumPy lacks or spells differently.** `backend.erf` (the exact GELU) takes CuPy's
 #   from `cupyx.scipy.special` and computes on the host otherwise.
-# - **Clocks.** CuPy returns before the GPU has finished; `memory._synchronize` waits before a
+# - **Clocks.** CuPy returns before the GPU has finished; `backend.synchronize` waits before a
 #   time is read (above).
 # - **Waiting for the device.** Reading a device value on the host (`bool(x)`, `float(x)`,
 #   `.item()`) makes the host wait until the GPU's queue is empty. An op's input check such as
@@ -165,7 +165,7 @@ guess = None
 backend.use("strict")
 returned = type(backend.to_numpy(minishare.tensor([1.0]).data)).__name__
 backend.use("numpy")
-print(f"type returned: {returned} (your guess: {guess})")
+print(course.reveal(guess, returned, "name of the type returned"))
 
 # %% [markdown]
 # **Q2.** How many times slower than NumPy was the strict backend's training step above?

@@ -222,3 +222,20 @@ def test_a_bad_id_found_at_the_steps_sync_stops_before_the_optimizer(pretraining
     for name, p in model.named_parameters():
         np.testing.assert_array_equal(backend.to_numpy(p.data), weights[name], err_msg=name)
         assert p.grad is None, name
+
+
+@pytest.mark.gpu
+def test_cupy_behaves_as_the_stand_in_assumes():
+    """On a GPU: the CuPy facts the strict stand-in copies still hold for the installed CuPy."""
+    backend.use("cupy")
+    import cupy
+    generator = backend.rng()
+    assert callable(generator.bit_generator.state)
+    a = backend.asarray(np.array([10.0, 20.0, 30.0]))
+    assert isinstance(a.data, cupy.cuda.MemoryPointer)
+    np.testing.assert_array_equal(backend.to_numpy(a[backend.asarray(np.array([1, 3]))]), [20.0, 10.0])
+    with pytest.raises(TypeError):
+        a + [1.0, 2.0, 3.0]
+    t = backend.xp.zeros(3, dtype=np.float32)
+    backend.xp.add.at(t, backend.asarray(np.array([0, 2, 0])), backend.asarray(np.ones(3, dtype=np.float32)))
+    np.testing.assert_array_equal(backend.to_numpy(t), [2.0, 0.0, 1.0])

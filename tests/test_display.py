@@ -166,5 +166,25 @@ def test_committed_result_loads_and_names_a_missing_file(tmp_path):
 
 
 def test_reveal_compares_a_guess():
-    assert "off by 50%" in course.reveal(3.0, 2.0)
-    assert "write your prediction" in course.reveal(None, 2.0)
+    assert course.reveal(3.0, 2.0) == "the value: 2.0; your prediction 3.0 is off by 50%"
+    hidden = course.reveal(None, 2.0)
+    assert "2.0" not in hidden and "hidden" in hidden
+    assert course.reveal("ndarray", "ndarray", "type").endswith("is right")
+
+
+def test_experiment_quick_runs_in_a_fresh_folder_and_full_reads_the_committed_result(monkeypatch, tmp_path):
+    monkeypatch.setattr(course.tempfile, "gettempdir", lambda: str(tmp_path))
+    stale = tmp_path / "minishare-notebooks" / "nb" / "stale.txt"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("a run of an older library")
+    monkeypatch.setenv(course.ENV, "1")
+    result = course.experiment("plans", notebook="nb", progress=False)   # no training: counts and plans
+    assert not stale.exists()                                          # the folder was emptied first
+    assert json.loads(json.dumps(result)) == result                    # plain JSON, as result.json holds it
+    monkeypatch.setenv(course.ENV, "0")
+    (tmp_path / "plans").mkdir()
+    (tmp_path / "plans" / "result.json").write_text(json.dumps({"settings": {}, "result": {"from": "disk"}}))
+    monkeypatch.setattr(course, "FIGURES", str(tmp_path))
+    assert course.experiment("plans", notebook="nb") == {"from": "disk"}
+    with pytest.raises(ValueError, match="unknown experiment 'nope'.*albert_sharing"):
+        course.experiment("nope", notebook="nb")

@@ -197,9 +197,38 @@ def figure_part(experiment, pattern, captions):
     return "\n".join(parts)
 
 
+# --- the API reference -----------------------------------------------------------------------------
+def api_pages():
+    """One page per module of the library (``api/generated/<module>.rst``), documenting its
+    members from their docstrings; a package's page only lists its modules, since a package
+    re-exports what its modules define. (Autosummary's recursion is not used: it resolves
+    ``minishare.gradcheck`` and ``minishare.tensor`` to the functions the package re-exports
+    under those names, not to the modules.)"""
+    import pkgutil
+    import minishare
+    out = os.path.join(BOOK, "api", "generated")
+    names = ["minishare"] + sorted(m.name for m in pkgutil.walk_packages(minishare.__path__, "minishare.")
+                                   if not m.name.rsplit(".", 1)[-1].startswith("_"))
+    wanted = set()
+    for name in names:
+        is_package = os.path.isdir(os.path.join(ROOT, *name.split(".")))
+        options = "   :no-members:\n" if is_package else "   :members:\n   :undoc-members:\n"
+        text = f"{name}\n{'=' * len(name)}\n\n.. automodule:: {name}\n{options}"
+        if is_package:
+            children = [n for n in names if n.startswith(name + ".") and "." not in n[len(name) + 1:]]
+            text += "\n.. toctree::\n   :maxdepth: 1\n\n" + "".join(f"   {c}\n" for c in children)
+        path = os.path.join(out, f"{name}.rst")
+        write_if_changed(path, text)
+        wanted.add(path)
+    for stale in glob.glob(os.path.join(out, "*.rst")):
+        if stale not in wanted:
+            os.remove(stale)
+
+
 # --- the hook --------------------------------------------------------------------------------------
 def generate(app, config):
     convert_notebooks()
+    api_pages()
     captions = report_captions()
     wanted = {os.path.join(GENERATED, "notebooks_toctree.md")}
     for number in NOTEBOOK_WORDS:

@@ -44,7 +44,8 @@ def plot_attention(probs, labels=None, title="Attention probabilities"):
 
 def plot_bars(values, ylabel, title, xlabel="configuration"):
     """Grouped bars: ``values`` is {series: {configuration: value}}; every series gets its own
-    colour and hatch, bars carry their value. For counts and bytes of a few configurations."""
+    colour and hatch, bars carry their value, the legend sits outside the axes. For counts, bytes
+    and accuracies of a few configurations."""
     if not values:
         raise ValueError("plot_bars needs at least one series")
     configs = list(dict.fromkeys(c for series in values.values() for c in series))
@@ -53,11 +54,13 @@ def plot_bars(values, ylabel, title, xlabel="configuration"):
     for k, ((name, series), hatch) in enumerate(zip(values.items(), ("", "//", "..", "xx", "\\\\"))):
         xs = [i + (k - (len(values) - 1) / 2) * width for i, c in enumerate(configs) if c in series]
         bars = ax.bar(xs, [series[c] for c in configs if c in series], width, label=name, hatch=hatch)
-        ax.bar_label(bars, fmt="{:,.3g}", fontsize=8)
+        ax.bar_label(bars, fmt="{:,.3g}", fontsize=8, padding=2,
+                     rotation=90 if len(values) > 2 else 0)          # narrow bars: labels upright
     ax.set_xticks(range(len(configs)))
     ax.set_xticklabels(configs, rotation=20, ha="right")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    ax.legend()
+    ax.margins(y=0.18)                                        # room for the value labels
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))   # outside the axes: never over a bar
     return fig

@@ -56,7 +56,11 @@ class Graph:
         width = max(560, max(len(r) for r in rows.values()) * (_W + _DX) + _DX)   # room for the key
         height = len(rows) * _DY + 24
         where = {}
-        for depth, row in rows.items():
+        for depth in sorted(rows, reverse=True):       # from the root down: each row in the order of
+            row = rows[depth]                          # the mean x of its (placed) consumers, so edges cross less
+            consumers = {id(n): [where[id(c)][0] for c in self.nodes if id(c) in where
+                                 and any(p is n for p in self.inputs(c))] for n in row}
+            row.sort(key=lambda n: sum(consumers[id(n)]) / len(consumers[id(n)]) if consumers[id(n)] else 0)
             x0 = (width - len(row) * (_W + _DX) + _DX) / 2
             for k, node in enumerate(row):
                 where[id(node)] = (x0 + k * (_W + _DX), height - 16 - (depth + 1) * _DY + (_DY - _H))

@@ -145,24 +145,17 @@ def memory_breakdown(model, optimizer, loss_fn):
     return result
 
 
-def _synchronize():
-    """Wait for the GPU: CuPy launches kernels asynchronously, so a clock read without waiting
-    measures the launch, not the work. Nothing to wait for on the CPU backends."""
-    if backend.name == "cupy":
-        backend.xp.cuda.Device().synchronize()
-
-
 def _median_seconds(fn, repeats, warmup):
     """Median wall-clock seconds of ``fn()`` over ``repeats`` runs, after ``warmup`` untimed runs
     (the first runs pay for allocations and, on a GPU, kernel compilation)."""
     for _ in range(warmup):
         fn()
-    _synchronize()
+    backend.synchronize()
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         fn()
-        _synchronize()
+        backend.synchronize()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 
@@ -232,7 +225,7 @@ def interleaved_step_times(setups, repeats=5, warmup=1, inference=False):
                     optimizer.zero_grad()
                     loss_fn(model).backward()
                     optimizer.step()
-                _synchronize()
+                backend.synchronize()
                 if round_ >= warmup:
                     times[name]["wall"].append(time.perf_counter() - wall)
                     times[name]["cpu"].append(time.process_time() - cpu)

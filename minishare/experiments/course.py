@@ -60,10 +60,8 @@ def setup():
 def banner():
     """One line that tells the reader which mode the notebook runs in and what that means."""
     if is_quick():
-        return (f"Quick mode ({ENV}=1): tiny models and few steps, so every cell runs in seconds. "
-                "The numbers show how the code works, not the papers' effects.")
-    return (f"Full mode ({ENV} unset): the settings of the full reproduction; long trainings are "
-            f"loaded from its committed results in {FIGURES}.")
+        return f"Quick mode ({ENV}=1): tiny settings; the numbers show the code at work, not the papers' effects."
+    return f"Full mode: the full reproduction's settings; long trainings are loaded from {FIGURES}."
 
 
 def scratch(name, fresh=False):
@@ -86,6 +84,7 @@ def experiment(name, notebook, progress=True, **quick_overrides):
            fewer steps so the notebook stays under a minute); training shows progress bars.
     full:  the committed result of the full run (``committed_result``): the full settings train
            for many minutes, so the notebook reads what ``python -m minishare reproduce`` wrote.
+
     The line printed says which of the two happened."""
     from minishare.experiments.reproduce import EXPERIMENTS
     from minishare.experiments.settings import QUICK
@@ -147,10 +146,13 @@ class Source:
 
 
 def reveal(guess, actual, what="the value"):
-    """The end-of-notebook questions: the student writes a prediction in ``guess`` before running
-    the cell; this prints the computed value beside it (or asks for a guess when there is none)."""
+    """The end-of-notebook questions: the student writes a prediction into ``guess`` and runs the
+    cell; only then is the computed value shown, beside the prediction. With no prediction yet the
+    value stays hidden, so reading the notebook top to bottom does not give the answer away."""
     if guess is None:
-        return f"{what}: {actual!r} (write your prediction into `guess` first, then run again)"
+        return f"{what}: hidden until you write your prediction into `guess` and run this cell again"
+    if isinstance(actual, str) or isinstance(guess, str):
+        return f"{what}: {actual!r}; your prediction {guess!r} is {'right' if guess == actual else 'not it'}"
     off = abs(guess - actual) / abs(actual) if actual else abs(guess)
     return f"{what}: {actual!r}; your prediction {guess!r} is off by {off:.0%}"
 

@@ -43,7 +43,7 @@ def _mean_ponder(ponder, keep):
         return ponder.ponder_time.mean()
     keep = keep.data if isinstance(keep, Tensor) else backend.asarray(keep)        # (B, T)
     keep = keep.astype(ponder.ponder_time.dtype)
-    return (ponder.ponder_time * keep).sum() / max(float(keep.sum()), 1.0)
+    return (ponder.ponder_time * keep).sum() / backend.xp.maximum(keep.sum(), 1.0)   # no host sync
 
 
 def _loss(logits, labels):
