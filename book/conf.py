@@ -20,7 +20,6 @@ copyright = "the minishare authors"
 extensions = [
     "myst_nb",                     # MyST Markdown and notebooks (includes myst_parser)
     "sphinx.ext.autodoc",
-    "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
     "sphinx-mathjax-offline",      # MathJax served from _static, never from a CDN
     "minishare_book",              # chapters' generated parts: notebooks, exercises, measured tables
@@ -41,7 +40,6 @@ nb_execution_show_tb = True
 nb_merge_streams = True
 
 # --- the API reference ------------------------------------------------------------------------------
-autosummary_generate = True
 autodoc_default_options = {"members": True, "undoc-members": True}
 autodoc_member_order = "bysource"
 autodoc_typehints = "none"
@@ -52,7 +50,6 @@ nitpick_ignore_regex = [
 ]
 
 # --- HTML -------------------------------------------------------------------------------------------
-templates_path = ["_templates"]
 html_theme = "furo"
 html_title = "minishare"
 html_static_path = ["_static"]

@@ -2,8 +2,10 @@
 
 For inputs x and a function f, backward() computes the vector-Jacobian product vᵀ J for a
 cotangent v. The check compares it, entry by entry, with central differences of the scalar
-φ(x) = Σ v ⊙ f(x):
+φ(x) = Σ v ⊙ f(x)::
+
     ∂φ/∂x_i ≈ (φ(x + ε e_i) - φ(x - ε e_i)) / 2ε        (error O(ε²)).
+
 A random v (not all ones, which is what a plain sum would use) makes it unlikely that two wrong
 gradient entries cancel. Everything runs in float64, where ε = 1e-6 leaves about 1e-9 of error.
 """

@@ -8,12 +8,14 @@ the backend, so the strict-backend run of the suite skips the slow real-tree tes
 import json
 import os
 import shutil
+import subprocess
+import sys
 import textwrap
 
 import pytest
 
 from minishare import backend
-from minishare.exercises import catalog, check, grade, regions, release
+from minishare.exercises import catalog, check, grade, regions, release, runner
 from minishare.exercises.__main__ import main
 
 # The tool runs exercises in pytest subprocesses on NumPy whatever the backend: under the strict
@@ -113,6 +115,15 @@ def test_release_strips_solutions_hidden_tests_and_answers(tmp_path):
     assert "negative" not in (out / "test_ex01_toy.py").read_text()
     with pytest.raises(FileExistsError):
         release.release(root, tmp_path / "out")
+
+
+@numpy_run_only
+def test_a_student_runs_one_task_in_the_release_without_marker_warnings(tmp_path):
+    release.release(make_tree(tmp_path / "src"), tmp_path / "out")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "ex01_task2"],
+                          cwd=tmp_path / "out", env=runner.environment(), capture_output=True, text=True)
+    assert "1 failed, 1 deselected" in done.stdout and 'NotImplementedError("ex01 task 2")' in done.stdout
+    assert "Warning" not in done.stdout + done.stderr
 
 
 def test_table_and_folders_must_agree(tmp_path):

@@ -60,18 +60,36 @@ def notebook_sources():
     return sorted(glob.glob(os.path.join(ROOT, "notebooks", "[0-9][0-9]_*.py")))
 
 
+def _cells(notebook):
+    return [(c.cell_type, c.source) for c in notebook.cells]
+
+
 def convert_notebooks():
-    """notebooks/NN_topic.py -> book/notebooks/NN_topic.ipynb (no outputs); stale ones removed."""
+    """notebooks/NN_topic.py -> book/notebooks/NN_topic.ipynb; stale ones removed.
+
+    A notebook that ``tests/test_notebooks.py`` has already executed in quick mode (written to
+    ``$MINISHARE_NOTEBOOK_OUT``, default ``book/_build/executed/``, as CI does) is taken with its
+    outputs, marked not to be executed again, provided its cells are exactly the current source's;
+    any other notebook is written without outputs and myst-nb executes it (a cell that raises fails
+    the build either way: the test fails first)."""
     import jupytext
     import nbformat
 
     out = os.path.join(BOOK, "notebooks")
+    executed = os.environ.get("MINISHARE_NOTEBOOK_OUT") or os.path.join(BOOK, "_build", "executed")
     wanted = set()
     for path in notebook_sources():
         name = os.path.splitext(os.path.basename(path))[0] + ".ipynb"
         wanted.add(name)
         notebook = jupytext.read(path)
         notebook.metadata.pop("jupytext", None)
+        done = os.path.join(executed, name)
+        if os.path.exists(done):
+            ran = nbformat.read(done, as_version=4)
+            if _cells(ran) == _cells(notebook):
+                ran.metadata.pop("jupytext", None)
+                ran.metadata["mystnb"] = {"execution_mode": "off"}
+                notebook = ran
         write_if_changed(os.path.join(out, name), nbformat.writes(notebook) + "\n")
     for stale in glob.glob(os.path.join(out, "*.ipynb")):
         if os.path.basename(stale) not in wanted:
@@ -197,9 +215,38 @@ def figure_part(experiment, pattern, captions):
     return "\n".join(parts)
 
 
+# --- the API reference -----------------------------------------------------------------------------
+def api_pages():
+    """One page per module of the library (``api/generated/<module>.rst``), documenting its
+    members from their docstrings; a package's page only lists its modules, since a package
+    re-exports what its modules define. (Autosummary's recursion is not used: it resolves
+    ``minishare.gradcheck`` and ``minishare.tensor`` to the functions the package re-exports
+    under those names, not to the modules.)"""
+    import pkgutil
+    import minishare
+    out = os.path.join(BOOK, "api", "generated")
+    names = ["minishare"] + sorted(m.name for m in pkgutil.walk_packages(minishare.__path__, "minishare.")
+                                   if not m.name.rsplit(".", 1)[-1].startswith("_"))
+    wanted = set()
+    for name in names:
+        is_package = os.path.isdir(os.path.join(ROOT, *name.split(".")))
+        options = "   :no-members:\n" if is_package else "   :members:\n   :undoc-members:\n"
+        text = f"{name}\n{'=' * len(name)}\n\n.. automodule:: {name}\n{options}"
+        if is_package:
+            children = [n for n in names if n.startswith(name + ".") and "." not in n[len(name) + 1:]]
+            text += "\n.. toctree::\n   :maxdepth: 1\n\n" + "".join(f"   {c}\n" for c in children)
+        path = os.path.join(out, f"{name}.rst")
+        write_if_changed(path, text)
+        wanted.add(path)
+    for stale in glob.glob(os.path.join(out, "*.rst")):
+        if stale not in wanted:
+            os.remove(stale)
+
+
 # --- the hook --------------------------------------------------------------------------------------
 def generate(app, config):
     convert_notebooks()
+    api_pages()
     captions = report_captions()
     wanted = {os.path.join(GENERATED, "notebooks_toctree.md")}
     for number in NOTEBOOK_WORDS:
