@@ -121,6 +121,7 @@ def check(root, screens, chromium):
             phone = viewport is PHONE
             context = browser.new_context(viewport=viewport, device_scale_factor=1)
             page = context.new_page()
+            page.set_default_timeout(120_000)      # a loaded 2-core machine serves slowly; never a reason to fail
             current = {"errors": []}
 
             def route(r):
