@@ -103,7 +103,7 @@ def screenshot_name(rel):
 
 
 def check(root, screens, chromium):
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout, sync_playwright
 
     root = os.path.abspath(root)
     pages = sorted(os.path.relpath(p, root) for p in glob.glob(os.path.join(root, "**", "*.html"), recursive=True)
@@ -121,6 +121,7 @@ def check(root, screens, chromium):
             phone = viewport is PHONE
             context = browser.new_context(viewport=viewport, device_scale_factor=1)
             page = context.new_page()
+            page.set_default_timeout(120_000)      # a loaded 2-core machine serves slowly; never a reason to fail
             current = {"errors": []}
 
             def route(r):
@@ -143,7 +144,11 @@ def check(root, screens, chromium):
                 if phone and name is None:
                     continue          # every page is checked at desktop width; the read ones at both
                 current["errors"] = []
-                page.goto(f"{origin}/{rel}", wait_until="load")
+                try:
+                    page.goto(f"{origin}/{rel}", wait_until="load")
+                except PlaywrightTimeout:
+                    problems.setdefault(rel, []).append(f"[{'phone' if phone else 'desktop'}] did not load in 120 s")
+                    continue
                 if page.locator(".math").count():
                     try:
                         page.wait_for_selector("mjx-container", timeout=20000)
@@ -151,7 +156,8 @@ def check(root, screens, chromium):
                                                " || window.MathJax?.startup?.promise", timeout=20000)
                     except Exception:
                         current["errors"].append("math not rendered (no mjx-container after 20 s)")
-                page.wait_for_load_state("networkidle")
+                # every image has finished, loaded or failed (lazy images are not deferred here)
+                page.wait_for_function("() => [...document.images].every(i => i.complete)")
                 for src in page.eval_on_selector_all(
                         "img", "els => els.filter(e => !(e.complete && e.naturalWidth > 0)).map(e => e.src)"):
                     current["errors"].append(f"image not loaded: {src}")
