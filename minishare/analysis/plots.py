@@ -10,6 +10,7 @@ matplotlib is imported inside the functions: ``import minishare`` needs NumPy al
 """
 import os
 import re
+import textwrap
 
 from minishare.files import atomic_write
 
@@ -262,7 +263,8 @@ def plot_convergence(histories, x="step", y="loss", window=10, eval_y=None, titl
     ax.set_xlabel(_X_LABELS.get(x, x))
     ax.set_ylabel(y.replace("_", " ") + (" (cross-entropy, nats)" if y.endswith("loss") else ""))
     seeds_text = "/".join(str(n) for n in sorted(n_seeds))
-    ax.set_title((title + "\n" if title else "")
+    # a long caller's title is wrapped: centred over the axes, one long line runs off the figure
+    ax.set_title(("\n".join(textwrap.wrap(title, 70)) + "\n" if title else "")
                  + f"training {y.replace('_', ' ')}: moving average over {window} steps; line: mean of "
                  f"{seeds_text} seed(s), band: min–max\nopen markers: held-out, mean and min–max", fontsize=9)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)

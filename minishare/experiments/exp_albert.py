@@ -111,15 +111,10 @@ def observations(result):
     where the seed ranges separate."""
     loss = {name: r["final"]["eval_mlm_loss"] for name, r in result.items()}
     params = {name: r["params"] for name, r in result.items()}
-    time = {name: r["step_time"]["mean"] for name, r in result.items()}
-    a, b = result["all-shared"]["step_time"], result["not-shared"]["step_time"]
     notes = [f"all-shared has {params['not-shared'] / params['all-shared']:.1f}× fewer parameters than "
-             f"not-shared ({params['all-shared']:,} vs {params['not-shared']:,}) and does the same computation; "
-             f"median step time all-shared {stats.fmt(a)} s, not-shared {stats.fmt(b)} s, ratio "
-             f"{time['all-shared'] / time['not-shared']:.2f}: "
-             + ("the seed ranges do not overlap" if stats.separated(a, b) else "the run cannot tell them apart")
-             + " (these runs trained in parallel processes, so their step times are rough; the memory-and-time "
-             "section times steps back to back)."]
+             f"not-shared ({params['all-shared']:,} vs {params['not-shared']:,}) and does the same computation. "
+             "The step times in the table are not compared: these runs trained four at a time in parallel "
+             "processes on a shared machine; the memory-and-time section times steps back to back."]
     unigram = result["not-shared"]["final"].get("eval_mlm_unigram_loss")
     worst = max(s["max"] for s in loss.values())
     if unigram is not None:
