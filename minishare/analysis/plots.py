@@ -447,7 +447,7 @@ def plot_gradient_norms(panels, row_names, steps, title):
     -> "Post-LN"), one column per measured training step. ``panels[(row, step)]``: plan label ->
     [per seed: [norm at each position]]; each plan is drawn as the mean over seeds (its own line
     style and marker) with a min–max band, on a log scale. The legend sits below the grid."""
-    from matplotlib.ticker import FormatStrFormatter
+    from matplotlib.ticker import FormatStrFormatter, LogLocator
     if not panels:
         raise ValueError("plot_gradient_norms needs at least one panel")
     rows, steps = list(row_names), list(steps)
@@ -467,6 +467,9 @@ def plot_gradient_norms(panels, row_names, steps, title):
             ax.set_yscale("log")
             ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
             ax.yaxis.set_minor_formatter(FormatStrFormatter("%g"))
+            low, high = ax.get_ylim()
+            if high > 3 * low:       # on a tall range a label at every minor tick collides: 2× and 5× only
+                ax.yaxis.set_minor_locator(LogLocator(subs=(2, 5)))
             ax.set_title(f"{row_names[row]}, " + ("at initialization" if step == 0 else f"after {step} steps"),
                          fontsize=10)
             ax.set_xlabel("layer position (1 = next to the embeddings)")
