@@ -143,3 +143,13 @@ def unshare(shared, unshared, schedules):
     unshared.load_state_dict({name: host(state[source(name)]) for name in unshared.state_dict()})
     assert len({id(p) for p in unshared.parameters()}) == len(list(unshared.named_parameters(
         remove_duplicate=False))) - len(unshared.shared_names())     # really one tensor per name
+
+
+@pytest.fixture(scope="module")
+def text_corpus(tmp_path_factory):
+    """A small UTF-8 corpus file: 40 grammar stories separated by blank lines (the CLI's --corpus)."""
+    from minishare import data
+    path = tmp_path_factory.mktemp("corpus") / "stories.txt"
+    path.write_text("\n\n".join(" ".join(story) for story in data.grammar_corpus(40, seed=1)) + "\n",
+                    encoding="utf-8")
+    return path

@@ -167,15 +167,6 @@ def test_help(command, capsys):
 
 
 # --- train ----------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def text_corpus(tmp_path_factory):
-    """A small UTF-8 corpus file: 40 grammar stories separated by blank lines."""
-    path = tmp_path_factory.mktemp("corpus") / "stories.txt"
-    path.write_text("\n\n".join(" ".join(story) for story in data.grammar_corpus(40, seed=1)) + "\n",
-                    encoding="utf-8")
-    return path
-
-
 def train_args(out, corpus, steps, *extra):
     return ["train", "--corpus", corpus, "--vocab-size", 80, "--seq-len", 32, "--batch-size", 8,
             "-H", 32, "-N", 2, "--steps", steps, "--eval-every", 2, "--out", out, "--no-progress", *extra]

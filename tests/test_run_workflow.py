@@ -279,15 +279,6 @@ def test_drawn_plan_is_written_atomically(tmp_path, capsys, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
-@pytest.fixture(scope="module")
-def text_corpus(tmp_path_factory):
-    from minishare import data
-    path = tmp_path_factory.mktemp("corpus") / "stories.txt"
-    path.write_text("\n\n".join(" ".join(story) for story in data.grammar_corpus(40, seed=1)) + "\n",
-                    encoding="utf-8")
-    return path
-
-
 def test_config_json_records_the_arguments(tmp_path, capsys):
     out = tmp_path / "run"
     assert run(capsys, *TINY, "--steps", 2, "--save-every", 1, "--out", out)[0] == 0
