@@ -12,6 +12,7 @@ import sys
 from minishare import sharing
 from minishare.experiments import run_folder
 from minishare.files import atomic_write
+from minishare.threads import set_num_threads
 
 MODEL_TASKS = ("pretrain", "lm", "copy", "reverse", "sort", "addition", "scan")
 # train's flags that define a run (a fresh run's defaults); on --resume, the run's own values
@@ -31,6 +32,12 @@ def _schedule(text):
         except ValueError:
             raise argparse.ArgumentTypeError(f"bad schedule {text!r}: write set indices like 0,1,1,0")
     return text
+
+
+def _positive(text):
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return int(text)
 
 
 def build_parser():
@@ -73,6 +80,7 @@ def build_parser():
     t.add_argument("--resume", action="store_true", help="continue the run in OUT from its checkpoint")
     t.add_argument("--overwrite", action="store_true", help="replace the run already in OUT")
     t.add_argument("--no-progress", action="store_true")
+    _threads_flag(t)
 
     c = sub.add_parser("count", help="parameter tables: presets, ALBERT Tables 1/3/4, or one configuration")
     c.add_argument("--preset", help="count one preset (with the overrides below) instead of the tables")
@@ -95,7 +103,14 @@ def build_parser():
     r.add_argument("--jobs", "-j", type=int, default=1,
                    help="training runs at once, one process and one BLAS thread each (e.g. the number of cores)")
     r.add_argument("--no-progress", action="store_true")
+    _threads_flag(r, "; --jobs workers use one each")
     return parser
+
+
+def _threads_flag(command, note=""):
+    command.add_argument("--threads", type=_positive, metavar="N",
+                         help="BLAS threads of this process (minishare.set_num_threads; default: the "
+                         f"library's own, one per core, or OPENBLAS_NUM_THREADS){note}")
 
 
 def _overrides(args):
@@ -180,6 +195,8 @@ def main(argv=None):
     commands = {"train": cmd_train, "count": cmd_count, "plan": cmd_plan, "reproduce": cmd_reproduce}
     prefix = f"{parser.prog} {args.command}"
     try:
+        if getattr(args, "threads", None) is not None:
+            set_num_threads(args.threads)
         commands[args.command](args)
     except run_folder.TrainingInterrupted as stop:
         print(f"{prefix}: {stop}; continue with: {parser.prog} train --out {stop.out} --resume",
@@ -198,6 +215,9 @@ def main(argv=None):
         print(f"{prefix}: error: out of memory{f' ({err})' if str(err) else ''}: try a smaller model, "
               "batch or sequence length", file=sys.stderr)
         return 1
+    except ImportError as err:           # an optional package that a flag needs
+        print(f"{prefix}: error: {err}", file=sys.stderr)
+        return 2
     except (ValueError, TypeError, OSError) as err:
         # an OSError's args start with its errno; its str names the problem and the file
         message = str(err) if isinstance(err, OSError) or not err.args else err.args[0]
