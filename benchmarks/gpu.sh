@@ -37,7 +37,11 @@ if [ "$install" = 1 ]; then
     fi
 fi
 python - <<'PY' | tee -a "$out/gpu.txt"
-import cupy
+import sys
+try:
+    import cupy
+except ImportError as error:
+    sys.exit(f"gpu.sh: CuPy does not import ({error}); pip install -r requirements-gpu.txt")
 props = cupy.cuda.runtime.getDeviceProperties(0)
 print(f"CuPy {cupy.__version__}, CUDA runtime {cupy.cuda.runtime.runtimeGetVersion()}, "
       f"device 0: {props['name'].decode()}")
@@ -48,11 +52,13 @@ except ImportError:
     print("PyTorch not installed: the benchmark prints minishare's times without a ratio")
 PY
 
+# a failing test does not stop the run: the benchmark still runs, and the exit status says it failed
+status=0
 echo "== gpu-marked tests" | tee "$out/tests.txt"
-MINISHARE_REQUIRE_GPU=1 python -m pytest -q -m gpu 2>&1 | tee -a "$out/tests.txt"
+MINISHARE_REQUIRE_GPU=1 python -m pytest -q -m gpu 2>&1 | tee -a "$out/tests.txt" || status=1
 if [ "$full_suite" = 1 ]; then
     echo "== the whole suite on CuPy" | tee -a "$out/tests.txt"
-    MINISHARE_BACKEND=cupy python -m pytest -q 2>&1 | tee -a "$out/tests.txt"
+    MINISHARE_BACKEND=cupy python -m pytest -q 2>&1 | tee -a "$out/tests.txt" || status=1
 fi
 
 echo "== one pre-training step, minishare on CuPy vs PyTorch on CUDA" | tee "$out/step_time.txt"
@@ -63,3 +69,8 @@ MINISHARE_BACKEND=cupy python benchmarks/step_time.py --preset albert-base --voc
 echo
 echo "== summary (ratio = minishare / PyTorch; below 1.0 minishare is faster); logs in $out/"
 grep -E "^(  all-shared|  not-shared|== )" "$out/step_time.txt" || true
+grep -E "(passed|failed|error)" "$out/tests.txt" | tail -n 2
+if [ "$status" != 0 ]; then
+    echo "gpu.sh: some tests failed; see $out/tests.txt" >&2
+fi
+exit "$status"
