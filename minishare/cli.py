@@ -9,7 +9,7 @@ import json
 import os
 import sys
 
-from minishare import sharing
+from minishare import distributed, sharing
 from minishare.experiments import run_folder
 from minishare.files import atomic_write
 from minishare.threads import set_num_threads
@@ -80,7 +80,10 @@ def build_parser():
     t.add_argument("--resume", action="store_true", help="continue the run in OUT from its checkpoint")
     t.add_argument("--overwrite", action="store_true", help="replace the run already in OUT")
     t.add_argument("--no-progress", action="store_true")
-    _threads_flag(t)
+    t.add_argument("--data-parallel", action="store_true",
+                   help="under `mpiexec -n K`: K processes share each global batch of --batch-size rows "
+                   "(needs mpi4py: pip install mpi4py mpich); rank 0 writes the run")
+    _threads_flag(t, "; with --data-parallel, of each rank")
 
     c = sub.add_parser("count", help="parameter tables: presets, ALBERT Tables 1/3/4, or one configuration")
     c.add_argument("--preset", help="count one preset (with the overrides below) instead of the tables")
@@ -160,7 +163,11 @@ def cmd_plan(args):
 
 
 def cmd_train(args):
-    from minishare import experiments
+    from minishare import distributed, experiments
+    launched = distributed.launched_ranks()
+    if launched > 1 and not args.data_parallel:
+        raise ValueError(f"started by an MPI launcher as {launched} processes without --data-parallel: "
+                         "each would train the whole run and write the same files; add --data-parallel")
     given = {name: getattr(args, name) for name in TRAIN_DEFAULTS if getattr(args, name) is not None}
     if args.resume:
         saved = run_folder.saved_run(args.out)
@@ -173,9 +180,12 @@ def cmd_train(args):
     else:
         arguments = {**TRAIN_DEFAULTS, **given, "overrides": _overrides(args)}
     result = experiments.run_training(**arguments, out=args.out, resume=args.resume,
-                                      overwrite=args.overwrite, progress=not args.no_progress)
-    print(json.dumps(result["final"], indent=1))
-    print(f"history, checkpoint and config written to {args.out}")
+                                      overwrite=args.overwrite, progress=not args.no_progress,
+                                      data_parallel=args.data_parallel)
+    trainer = result["trainer"]
+    if trainer.data_parallel is None or trainer.data_parallel.rank == 0:
+        print(json.dumps(result["final"], indent=1))
+        print(f"history, checkpoint and config written to {args.out}")
 
 
 def _show(value):
@@ -194,10 +204,18 @@ def main(argv=None):
     args = parser.parse_args(argv)
     commands = {"train": cmd_train, "count": cmd_count, "plan": cmd_plan, "reproduce": cmd_reproduce}
     prefix = f"{parser.prog} {args.command}"
+    status = _run(commands[args.command], args, parser, prefix)
+    if status and getattr(args, "data_parallel", False) and distributed.launched_ranks() > 1:
+        distributed.end_together(status)
+    return status
+
+
+def _run(command, args, parser, prefix):
+    """``command(args)``; an error is one line on stderr and an exit status (see the module)."""
     try:
         if getattr(args, "threads", None) is not None:
             set_num_threads(args.threads)
-        commands[args.command](args)
+        command(args)
     except run_folder.TrainingInterrupted as stop:
         print(f"{prefix}: {stop}; continue with: {parser.prog} train --out {stop.out} --resume",
               file=sys.stderr)
@@ -215,7 +233,7 @@ def main(argv=None):
         print(f"{prefix}: error: out of memory{f' ({err})' if str(err) else ''}: try a smaller model, "
               "batch or sequence length", file=sys.stderr)
         return 1
-    except ImportError as err:           # an optional package that a flag needs
+    except ImportError as err:           # an optional package (mpi4py, threadpoolctl) that is not installed
         print(f"{prefix}: error: {err}", file=sys.stderr)
         return 2
     except (ValueError, TypeError, OSError) as err:

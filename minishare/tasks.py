@@ -9,6 +9,13 @@ A task answers four questions, so the loop never needs to know which model it tr
     task.evaluate(model)           held-out metrics (floats), computed without gradients
     task.make_model_inputs(batch)  (optional) nothing else is needed by the loop
 
+and two more for data-parallel training (``minishare.distributed``), which weights each rank's
+share of a batch by how many of the batch's items it holds:
+
+    task.loss_terms(model, batch)  {name: Tensor}: the loss as a sum of means (a single mean is
+                                   named "loss"), the other names reported as metrics
+    task.loss_counts(batch)        {name: int}: the items each term averages over (host arrays only)
+
 Three tasks: ALBERT pre-training (MLM + SOP or NSP), a toy sequence-to-sequence task for the
 encoder-decoder, and next-token language modelling for the decoder-only LM.
 """
@@ -99,6 +106,15 @@ class PretrainingTask:
         out = self._forward(model, batch, self.train.label_name)
         return out.loss, {"mlm_loss": out.mlm_loss.detach(), "sop_loss": out.sop_loss.detach()}
 
+    def loss_terms(self, model, batch):
+        out = self._forward(model, batch, self.train.label_name)
+        return {"mlm_loss": out.mlm_loss, "sop_loss": out.sop_loss}
+
+    def loss_counts(self, batch):
+        """MLM: a mean over the masked tokens (labels != -100); SOP/NSP: over the sequences."""
+        return {"mlm_loss": int((batch["labels"] != IGNORE_INDEX).sum()),
+                "sop_loss": len(batch[self.train.label_name])}
+
     def evaluate(self, model):
         metrics = {}
         with no_grad():
@@ -149,6 +165,17 @@ class Seq2SeqTask:
     def loss(self, model, batch):
         return self._forward(model, batch).loss, {}
 
+    def loss_terms(self, model, batch):
+        if model.config.act:
+            raise ValueError("data-parallel training cannot weight an ACT model's loss: its ponder cost "
+                             "averages over source and target tokens inside the model, apart from the "
+                             "cross-entropy's targets; train it in one process")
+        return {"loss": self._forward(model, batch).loss}
+
+    def loss_counts(self, batch):
+        """The cross-entropy averages over the target tokens that are not padding."""
+        return {"loss": int((self._labels(batch) != IGNORE_INDEX).sum())}
+
     def evaluate(self, model):
         batch = seq2seq.collate(self.eval_pairs)
         labels = self._labels(batch)
@@ -197,6 +224,14 @@ class LanguageModelingTask:
 
     def loss(self, model, batch):
         return model(batch["input_ids"], labels=batch["input_ids"]).loss, {}
+
+    def loss_terms(self, model, batch):
+        return {"loss": self.loss(model, batch)[0]}
+
+    def loss_counts(self, batch):
+        """Every window holds T - 1 targets (and T ponder positions with ACT): a share of the
+        windows is the same share of every mean."""
+        return {"loss": len(batch["input_ids"])}
 
     def evaluate(self, model):
         with no_grad():
