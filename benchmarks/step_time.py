@@ -1,52 +1,85 @@
-"""Time one ALBERT pre-training step in minishare and in PyTorch eager, on the same model and batch.
+"""Time one ALBERT pre-training step in minishare and in PyTorch eager, on the same model and batch,
+and measure each one's peak memory.
 
-    python benchmarks/step_time.py                      # albert-tiny, V = 2000, batch 16 x 64 tokens
-    python benchmarks/step_time.py --threads 1 --steps 20
+    python benchmarks/step_time.py --threads 1          # both shapes below, all-shared, CPU
+    python benchmarks/step_time.py --shapes tiny --variants all-shared,not-shared --steps 20
+    python benchmarks/step_time.py --preset albert-base --vocab-size 30000 --batch-size 8 --seq-len 128
     python benchmarks/step_time.py --profile            # also: where minishare's step spends its time
 
-A step is what training repeats: forward (embeddings, N encoder positions, MLM head tied to the word
-embeddings, SOP head, both losses), backward, and an AdamW update. Both frameworks run float32 on
-the same kind of device: on the CPU with the same number of BLAS threads, or, with
-``MINISHARE_BACKEND=cupy``, minishare on CuPy against PyTorch on CUDA (never a GPU against a CPU);
-on a GPU the clock is read only after both have finished their queued kernels. They run one after
-the other in this process (their steps are
-interleaved, so a busy machine slows both alike), starting from the same weights: the first losses
-must agree, which checks that the PyTorch model below is the same network. Reported: the median
-over ``--steps`` steps after ``--warmup``, and the ratio minishare / PyTorch. Absolute times depend
-on the machine; the ratio is what to compare (DEVELOPERS.md: speed is measured as ratios).
+Shapes: ``tiny`` is albert-tiny with V = 2000 on a batch of 16 x 64 tokens; ``base`` is ALBERT-base
+(V = 30,000, E = 128, H = 768, N = 12) on 8 x 128 tokens. ``--preset`` with ``--vocab-size``,
+``--batch-size`` and ``--seq-len`` times one shape of your choice instead.
 
-Two variants: ``all-shared`` (ALBERT: one attention and one FFN set serve every position) and
+A step is what training repeats: forward (embeddings, N encoder positions, MLM head tied to the word
+embeddings, SOP head, both losses), backward, and an AdamW update. Three steps are timed:
+
+* minishare, as ``minishare train`` runs it: the MLM head only at the masked positions
+  (``mlm_positions``), as ALBERT's reference code does;
+* PyTorch as Hugging Face's ``AlbertForPreTraining`` is written, what its users run: the MLM head
+  at all B x T positions, the loss over the labelled ones;
+* PyTorch with the same gather as minishare: the same algorithm, so the two ratios show how much
+  of a difference is the algorithm and how much the implementation.
+
+All run float32 on the same kind of device: on the CPU with the same number of BLAS threads, or,
+with ``MINISHARE_BACKEND=cupy``, minishare on CuPy against PyTorch on CUDA (never a GPU against a
+CPU); on a GPU the clock is read only after every framework has finished its queued kernels. They
+run one after the other in this process (their steps are interleaved, so a busy machine slows all
+alike), starting from the same weights: the first losses must agree, which checks that the PyTorch
+model below is the same network. Reported: the median over ``--steps`` steps after ``--warmup``,
+and the ratios minishare / PyTorch. Absolute times depend on the machine; the ratio is what to
+compare (DEVELOPERS.md: speed is measured as ratios).
+
+Peak memory (CPU only): each framework's step runs again in a fresh process of its own. That process
+reads its resident memory after its imports, builds the model, optimizer and batch, takes one step
+(so the optimizer's state exists and the allocators are warm), resets the kernel's high-water mark
+of resident memory (``/proc/self/clear_refs``), takes two more steps and reads the mark
+(``VmHWM``). Reported: the mark minus the memory after the imports, i.e. what the step's weights,
+gradients, optimizer state, activations and the allocator's slack occupied at their highest,
+measured by the kernel in the same way for both frameworks.
+
+Variants: ``all-shared`` (ALBERT: one attention and one FFN set serve every position) and
 ``not-shared`` (BERT-style: one set per position). Sharing changes the parameter count and the
 optimizer's work, not the forward and backward computation.
 """
 import argparse
+import gc
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
+
+SHAPES = {"tiny": dict(preset="albert-tiny", vocab_size=2000, batch_size=16, seq_len=64),
+          "base": dict(preset="albert-base", vocab_size=30000, batch_size=8, seq_len=128)}
+FRAMEWORKS = ("minishare", "torch-hf", "torch-gather")
 
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--preset", default="albert-tiny")
-    parser.add_argument("--vocab-size", type=int, default=2000)
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--seq-len", type=int, default=64)
-    parser.add_argument("--steps", type=int, default=10, help="timed steps per framework and variant")
-    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--shapes", default="tiny,base", help=f"comma-separated: {', '.join(SHAPES)}")
+    parser.add_argument("--preset", help="time one shape of your own instead of --shapes: a preset ...")
+    parser.add_argument("--vocab-size", type=int, default=2000, help="... with this V ...")
+    parser.add_argument("--batch-size", type=int, default=16, help="... on batches of B ...")
+    parser.add_argument("--seq-len", type=int, default=64, help="... x T tokens")
+    parser.add_argument("--steps", type=int, default=5, help="timed steps per framework and variant")
+    parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--threads", type=int, default=None,
-                        help="BLAS threads for both (default: what NumPy uses, i.e. "
-                             "OPENBLAS_NUM_THREADS / OMP_NUM_THREADS or every core)")
-    parser.add_argument("--variants", default="all-shared,not-shared")
+                        help="BLAS threads for all (minishare.set_num_threads, torch.set_num_threads); "
+                             "default: what NumPy uses, i.e. OPENBLAS_NUM_THREADS or every core")
+    parser.add_argument("--variants", default="all-shared")
+    parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory processes")
     parser.add_argument("--profile", action="store_true",
                         help="profile minishare's steps with cProfile and print the top ops")
-    return parser.parse_args()
+    parser.add_argument("--memory-of", help=argparse.SUPPRESS)   # in a child: {framework, shape, sharing}
+    args = parser.parse_args()
+    args.shapes = ({"custom": dict(preset=args.preset, vocab_size=args.vocab_size, batch_size=args.batch_size,
+                                   seq_len=args.seq_len)} if args.preset else
+                   {name: SHAPES[name] for name in args.shapes.split(",")})
+    return args
 
 
 ARGS = parse_args()
-if ARGS.threads:   # must happen before NumPy (and its BLAS) is imported
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[var] = str(ARGS.threads)
 
 import numpy as np  # noqa: E402
 
@@ -66,17 +99,19 @@ LR, WEIGHT_DECAY = 1e-3, 0.01
 
 def blas_threads():
     if ARGS.threads:
+        minishare.set_num_threads(ARGS.threads)
         return ARGS.threads
     try:
-        from threadpoolctl import threadpool_info
-        return max(info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas")
-    except Exception:   # threadpoolctl is optional
+        return minishare.get_num_threads() or os.cpu_count()
+    except ImportError:   # threadpoolctl is optional without --threads
         env = os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS")
         return int(env) if env else os.cpu_count()
 
 
 def make_batch(config, B, T, seed=0):
-    """Random ids, 15% of positions with an MLM label, two segments, one padded tail per sequence."""
+    """Random ids, 15% of positions with an MLM label, two segments, one padded tail per sequence;
+    ``mlm_positions``: the flat positions of the labels, found on the host as the data pipeline
+    (minishare.tasks) does."""
     rng = np.random.default_rng(seed)
     ids = rng.integers(5, config.vocab_size, (B, T))
     lengths = rng.integers(T * 3 // 4, T + 1, B)
@@ -85,7 +120,7 @@ def make_batch(config, B, T, seed=0):
     labels = np.where((rng.random((B, T)) < 0.15) & (mask == 1), ids, -100)
     sop = rng.integers(0, 2, B)
     return dict(input_ids=ids, attention_mask=mask, token_type_ids=token_types, labels=labels,
-                sentence_order_label=sop)
+                sentence_order_label=sop, mlm_positions=np.flatnonzero(labels != -100))
 
 
 # ============================================================================ minishare
@@ -196,24 +231,36 @@ def torch_albert(config):
             self.predictions = MLMHead(self.albert.embeddings.word_embeddings)
             self.sop_classifier = nn.Linear(H, 2)
 
-        def forward(self, input_ids, attention_mask, token_type_ids, labels, sentence_order_label):
+        def forward(self, input_ids, attention_mask, token_type_ids, labels, sentence_order_label,
+                    mlm_positions=None):
             mask = attention_mask.bool()[:, None, None, :]                       # (B, 1, 1, T)
             h = self.albert.encoder(self.albert.embeddings(input_ids, token_type_ids), mask)
             pooled = torch.tanh(self.albert.pooler(h[:, 0]))
-            logits = self.predictions(h)
-            mlm = F.cross_entropy(logits.reshape(-1, V), labels.reshape(-1), ignore_index=-100)
+            labels = labels.reshape(-1)                                          # (B·T,)
+            if mlm_positions is None:      # Hugging Face: logits at every position, (B·T, V)
+                logits = self.predictions(h).reshape(-1, V)
+            else:                          # the reference's gather: (P, V) at the masked positions
+                logits = self.predictions(h.reshape(-1, H)[mlm_positions])
+                labels = labels[mlm_positions]
+            mlm = F.cross_entropy(logits, labels, ignore_index=-100)
             return mlm + F.cross_entropy(self.sop_classifier(pooled), sentence_order_label)
 
     return AlbertForPreTraining()
 
 
 class TorchStep:
-    def __init__(self, config, batch, weights, device):
+    """``gather``: the MLM head at the masked positions only (minishare's algorithm); else at all
+    positions (Hugging Face's). ``weights``: minishare's initial state (None: PyTorch's own init,
+    enough where only memory is measured)."""
+
+    def __init__(self, config, batch, weights, device, gather):
         self.model = torch_albert(config).to(device)
-        state = {name: torch.from_numpy(np.array(array, dtype=np.float32)) for name, array in weights.items()}
-        self.model.load_state_dict(state, strict=True)
+        if weights is not None:
+            state = {name: torch.from_numpy(np.array(array, dtype=np.float32)) for name, array in weights.items()}
+            self.model.load_state_dict(state, strict=True)
         assert self.model.predictions.decoder.weight is self.model.albert.embeddings.word_embeddings.weight
-        self.batch = {k: torch.from_numpy(v).to(device) for k, v in batch.items()}
+        self.batch = {k: torch.from_numpy(v).to(device) for k, v in batch.items()
+                      if gather or k != "mlm_positions"}
         params = list(self.model.parameters())                      # PyTorch deduplicates too
         self.optimizer = torch.optim.AdamW(params, lr=LR, weight_decay=WEIGHT_DECAY)
         self.n_params = sum(p.numel() for p in params)
@@ -227,6 +274,11 @@ class TorchStep:
 
 
 # ============================================================================== timing
+LABELS = {"minishare": "minishare (MLM head at the masked positions)",
+          "torch-hf": "PyTorch {device}, Hugging Face style (all B x T logits)",
+          "torch-gather": "PyTorch {device}, the same gather as minishare"}
+
+
 def torch_device():
     """PyTorch's device, the same kind as minishare's: CUDA when minishare runs on CuPy, else the
     CPU; None when PyTorch cannot match (no CUDA build), so no ratio is printed."""
@@ -252,55 +304,132 @@ def timed(step):
     return time.perf_counter() - start, loss
 
 
-def run_variant(sharing, threads):
-    config = AlbertConfig.from_preset(ARGS.preset, vocab_size=ARGS.vocab_size, sharing=sharing,
-                                      hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
-    batch = make_batch(config, ARGS.batch_size, ARGS.seq_len)
-    ms = MinishareStep(config, batch)
-    n_params = count_parameters(ms.model)
-    print(f"\n== {sharing}: {ARGS.preset} V={config.vocab_size} E={config.embedding_size} "
+def config_of(shape, sharing):
+    return AlbertConfig.from_preset(shape["preset"], vocab_size=shape["vocab_size"], sharing=sharing,
+                                    hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+
+
+def build_steps(shape, sharing, device, weights_from_minishare=True, only=FRAMEWORKS):
+    config = config_of(shape, sharing)
+    batch = make_batch(config, shape["batch_size"], shape["seq_len"])
+    steps = {}
+    if "minishare" in only:
+        steps["minishare"] = MinishareStep(config, batch)
+    weights = None
+    if weights_from_minishare:
+        weights = {k: minishare.backend.to_numpy(v) for k, v in steps["minishare"].model.state_dict().items()}
+    if device is not None:
+        for name in ("torch-hf", "torch-gather"):
+            if name in only:
+                steps[name] = TorchStep(config, batch, weights, device, gather=name == "torch-gather")
+    return config, batch, steps
+
+
+def run_variant(shape_name, shape, sharing):
+    device = torch_device()
+    config, batch, steps = build_steps(shape, sharing, device)
+    n_params = count_parameters(steps["minishare"].model)
+    print(f"\n== {shape_name}, {sharing}: {shape['preset']} V={config.vocab_size} E={config.embedding_size} "
           f"H={config.hidden_size} N={config.num_hidden_layers} heads={config.num_attention_heads} "
           f"FFN={config.intermediate_size} act={config.hidden_act} Post-LN; batch "
-          f"{ARGS.batch_size} x {ARGS.seq_len} tokens; {n_params:,} parameters "
-          f"(AlbertForPreTraining, tied head); update: AdamW")
-    tm, device = None, torch_device()
-    if device is not None:
-        weights = {k: minishare.backend.to_numpy(v) for k, v in ms.model.state_dict().items()}
-        tm = TorchStep(config, batch, weights, device)
-        assert tm.n_params == n_params, (tm.n_params, n_params)
-    ms_times, torch_times, ms_losses, torch_losses = [], [], [], []
-    for i in range(ARGS.warmup + ARGS.steps):        # interleaved: a busy machine slows both alike
-        t, loss = timed(ms)
-        ms_losses.append(loss)
-        if i >= ARGS.warmup:
-            ms_times.append(t)
-        if tm is not None:
-            t, loss = timed(tm)
-            torch_losses.append(loss)
+          f"{shape['batch_size']} x {shape['seq_len']} tokens, {len(batch['mlm_positions'])} of them masked; "
+          f"{n_params:,} parameters (AlbertForPreTraining, tied head); update: AdamW")
+    for name, step in steps.items():
+        if name != "minishare":
+            assert step.n_params == n_params, (name, step.n_params, n_params)
+    times, losses = {name: [] for name in steps}, {name: [] for name in steps}
+    for i in range(ARGS.warmup + ARGS.steps):        # interleaved: a busy machine slows all alike
+        for name, step in steps.items():
+            t, loss = timed(step)
+            losses[name].append(loss)
             if i >= ARGS.warmup:
-                torch_times.append(t)
-    ms_median = statistics.median(ms_times)
-    print(f"minishare      : median {ms_median * 1e3:8.1f} ms/step over {len(ms_times)} steps "
-          f"(min {min(ms_times) * 1e3:.1f}); first loss {ms_losses[0]:.5f}")
-    if tm is None:
-        print("PyTorch        : not importable, or without CUDA while minishare runs on a GPU "
+                times[name].append(t)
+    medians = {name: statistics.median(ts) for name, ts in times.items()}
+    for name in steps:
+        print(f"{LABELS[name].format(device=device):50s}: median {medians[name] * 1e3:8.1f} ms/step over "
+              f"{len(times[name])} steps (min {min(times[name]) * 1e3:.1f}); first loss {losses[name][0]:.5f}")
+    if device is None:
+        print("PyTorch: not importable, or without CUDA while minishare runs on a GPU "
               "(pip install torch, a CUDA build for a GPU); no ratio")
-        return sharing, ms_median, None
-    torch_median = statistics.median(torch_times)
-    print(f"PyTorch {device:6s}: median {torch_median * 1e3:8.1f} ms/step over {len(torch_times)} steps "
-          f"(min {min(torch_times) * 1e3:.1f}); first loss {torch_losses[0]:.5f}")
-    drift = max(abs(a - b) for a, b in zip(ms_losses[:3], torch_losses[:3]))
-    print(f"same network   : first 3 losses agree to {drift:.1e} "
-          f"({'ok' if drift < 1e-3 else 'MISMATCH: the two models differ'})")
-    print(f"ratio          : minishare / PyTorch = {ms_median / torch_median:.2f}x")
-    return sharing, ms_median, torch_median
+        return medians, {}
+    drift = max(abs(a - b) for name in steps for a, b in zip(losses["minishare"][:3], losses[name][:3]))
+    print(f"same network: first 3 losses of all three agree to {drift:.1e} "
+          f"({'ok' if drift < 1e-3 else 'MISMATCH: the models differ'})")
+    print(f"time ratio  : minishare / PyTorch Hugging Face style = {medians['minishare'] / medians['torch-hf']:.2f}x, "
+          f"minishare / PyTorch same gather = {medians['minishare'] / medians['torch-gather']:.2f}x")
+    peaks = {} if ARGS.no_memory or device != "cpu" else measure_peaks(shape, sharing)
+    if peaks:
+        print(f"peak memory : minishare {peaks['minishare']:.1f} MB, PyTorch Hugging Face style "
+              f"{peaks['torch-hf']:.1f} MB, same gather {peaks['torch-gather']:.1f} MB; ratios "
+              f"{peaks['minishare'] / peaks['torch-hf']:.2f}x, {peaks['minishare'] / peaks['torch-gather']:.2f}x")
+    return medians, peaks
 
 
-def profile(sharing):
+# ============================================================================== memory
+def _proc_status(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024          # kB -> bytes
+    raise OSError(f"no {field} in /proc/self/status")
+
+
+def memory_child(spec):
+    """In a fresh process: the peak resident memory of one framework's steady step above what the
+    imports take (see the module docstring), printed as JSON."""
+    spec = json.loads(spec)
+    framework, shape, sharing = spec["framework"], spec["shape"], spec["sharing"]
+    if ARGS.threads:
+        blas_threads()
+        if torch is not None:
+            torch.set_num_threads(ARGS.threads)
+    # Frameworks initialize lazily (PyTorch imports its optimizers' helpers and sets up its
+    # kernels on the first step): two steps of a tiny model first, so that is not counted.
+    tiny = dict(preset="albert-tiny", vocab_size=100, batch_size=2, seq_len=8)
+    warm = build_steps(tiny, sharing, "cpu", weights_from_minishare=False, only=(framework,))[2][framework]
+    warm()
+    warm()
+    del warm
+    gc.collect()
+    before = _proc_status("RssAnon")
+    _, _, steps = build_steps(shape, sharing, "cpu", weights_from_minishare=False, only=(framework,))
+    step = steps[framework]
+    step()
+    gc.collect()
+    with open("/proc/self/clear_refs", "w") as f:   # 5: reset the high-water mark to the current RSS
+        f.write("5")
+    file_pages = _proc_status("RssFile") + _proc_status("RssShmem")
+    step()
+    step()
+    # The mark counts every resident page, the libraries' code too (PyTorch's is large, and pages
+    # in as its ops first run); those pages are file-backed, resident since the first step:
+    # subtracting them leaves the peak of the data (anonymous) pages.
+    file_pages = min(file_pages, _proc_status("RssFile") + _proc_status("RssShmem"))
+    print(json.dumps({"peak_bytes": _proc_status("VmHWM") - file_pages - before}))
+
+
+def measure_peaks(shape, sharing):
+    """{framework: MB} from one child process each; {} where /proc cannot reset the mark."""
+    if not os.path.exists("/proc/self/clear_refs"):
+        print("peak memory : not measured (needs Linux's /proc/self/clear_refs)")
+        return {}
+    peaks = {}
+    for framework in FRAMEWORKS:
+        spec = json.dumps(dict(framework=framework, shape=shape, sharing=sharing))
+        command = [sys.executable, os.path.abspath(__file__), "--memory-of", spec] + (
+            ["--threads", str(ARGS.threads)] if ARGS.threads else [])
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode:
+            raise RuntimeError(f"the peak-memory process of {framework} failed:\n{done.stderr}")
+        peaks[framework] = json.loads(done.stdout.strip().splitlines()[-1])["peak_bytes"] / 2**20
+    return peaks
+
+
+def profile(shape, sharing):
     import cProfile
     import pstats
-    config = AlbertConfig.from_preset(ARGS.preset, vocab_size=ARGS.vocab_size, sharing=sharing)
-    step = MinishareStep(config, make_batch(config, ARGS.batch_size, ARGS.seq_len))
+    config = AlbertConfig.from_preset(shape["preset"], vocab_size=shape["vocab_size"], sharing=sharing)
+    step = MinishareStep(config, make_batch(config, shape["batch_size"], shape["seq_len"]))
     step()
     profiler = cProfile.Profile()
     profiler.enable()
@@ -312,21 +441,34 @@ def profile(sharing):
 
 
 def main():
+    if ARGS.memory_of:
+        return memory_child(ARGS.memory_of)
     threads = blas_threads()
     if torch is not None:
         torch.set_num_threads(threads)
         torch.manual_seed(0)
     print(f"numpy {np.__version__}, BLAS threads {threads}; "
           f"torch {torch.__version__ + f' (threads {torch.get_num_threads()})' if torch else 'not installed'}; "
-          f"minishare backend {minishare.backend.name}")
-    results = [run_variant(s, threads) for s in ARGS.variants.split(",")]
-    print("\nsummary (ratio = minishare time / PyTorch time; lower is better, 1.0 = parity)")
-    for sharing, ms_t, torch_t in results:
-        ratio = f"{ms_t / torch_t:.2f}x" if torch_t else "n/a"
-        torch_text = f"{torch_t * 1e3:7.1f} ms" if torch_t else "    n/a"
-        print(f"  {sharing:<12} minishare {ms_t * 1e3:7.1f} ms   PyTorch {torch_text}   ratio {ratio}")
+          f"minishare backend {minishare.backend.name}; load average "
+          f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    results = [(shape_name, sharing, *run_variant(shape_name, shape, sharing))
+               for shape_name, shape in ARGS.shapes.items() for sharing in ARGS.variants.split(",")]
+    print("\nsummary (ratio = minishare / PyTorch; lower is better, 1.0 = parity; "
+          "HF = PyTorch as Hugging Face writes it, gather = PyTorch with minishare's gather)")
+    for shape_name, sharing, medians, peaks in results:
+        line = f"  {sharing:<12} {shape_name:<6} time: minishare {medians['minishare'] * 1e3:8.1f} ms"
+        if "torch-hf" in medians:
+            line += (f"  HF {medians['torch-hf'] * 1e3:8.1f} ms  ratio {medians['minishare'] / medians['torch-hf']:.2f}x"
+                     f"  gather {medians['torch-gather'] * 1e3:8.1f} ms  ratio "
+                     f"{medians['minishare'] / medians['torch-gather']:.2f}x")
+        if peaks:
+            line += (f" | peak memory: minishare {peaks['minishare']:.0f} MB  HF {peaks['torch-hf']:.0f} MB  ratio "
+                     f"{peaks['minishare'] / peaks['torch-hf']:.2f}x  gather {peaks['torch-gather']:.0f} MB  "
+                     f"ratio {peaks['minishare'] / peaks['torch-gather']:.2f}x")
+        print(line)
     if ARGS.profile:
-        profile(ARGS.variants.split(",")[0])
+        shape_name, shape = next(iter(ARGS.shapes.items()))
+        profile(shape, ARGS.variants.split(",")[0])
 
 
 if __name__ == "__main__":

@@ -183,7 +183,9 @@ class Tensor:
             for parent, pg in zip(node._ctx.inputs, node._ctx.backward(g)):
                 if pg is not None and parent.requires_grad:
                     pg = pg.astype(parent.dtype, copy=False)    # a gradient has its tensor's dtype
-                    pending[id(parent)] = accumulate(pending.get(id(parent)), pg)
+                    total = pending.get(id(parent))
+                    # no copy for a first gradient: backward functions never write into theirs
+                    pending[id(parent)] = pg if total is None else accumulate(total, pg)
 
     # --- operators (the ops live in minishare.ops; these are shorthands) --------------------
     def __add__(self, other): return ops.Add.apply(self, other)
@@ -257,12 +259,39 @@ def _topological_order(root):
     return order
 
 
+class _Node:
+    """What the graph keeps of a computed tensor: the op that made it, its version counter, shape
+    and dtype, but not its data. An op's inputs are recorded as these, so an intermediate result
+    is freed once nothing else refers to it, unless an op saved its array for backward (as in
+    PyTorch, whose graph keeps only what backward needs). Leaves are recorded as themselves:
+    backward() writes their ``.grad``."""
+    requires_grad, grad = True, None
+
+    def __init__(self, tensor):
+        self._ctx, self._version = tensor._ctx, tensor._version
+        self.shape, self.dtype = tensor.shape, tensor.dtype
+
+    version = property(lambda self: self._version[0])
+    is_leaf = False
+
+
+def _graph_node(t):
+    """``t`` itself for a leaf; for a computed tensor its one data-less stand-in (made once, so
+    every use of ``t`` is the same node and their gradients add up)."""
+    if t._ctx is None:
+        return t
+    if getattr(t, "_node", None) is None:
+        t._node = _Node(t)
+    return t._node
+
+
 class Function:
     """One differentiable op: ``forward`` on arrays, and ``backward`` from the output's gradient
     to one gradient per tensor input (None where there is none), side by side in one class.
 
     Subclasses implement ``forward(self, *arrays, **options)``, saving on ``self`` what backward
-    needs, and ``backward(self, grad)``. Users call ``SomeOp.apply(*tensors, **options)``; a plain
+    needs, and ``backward(self, grad)``, which must not write into ``grad`` (it may be shared with
+    other gradients, as in PyTorch). Users call ``SomeOp.apply(*tensors, **options)``; a plain
     Python number among the inputs becomes a constant of the tensors' float dtype, so ``x * 2``
     keeps float32 (or float64) rather than promoting. Arithmetic ops (``arithmetic = True``) also
     give integer and bool operands the float dtype (see the dtype rule in the module docstring).
@@ -282,7 +311,7 @@ class Function:
         requires_grad = _grad_enabled and any(t.requires_grad for t in tensors)
         if not requires_grad:
             return Tensor(data)
-        ctx.inputs, ctx.versions = tensors, tuple(t.version for t in tensors)
+        ctx.inputs, ctx.versions = tuple(_graph_node(t) for t in tensors), tuple(t.version for t in tensors)
         return Tensor(data, requires_grad=True, _ctx=ctx)
 
     def check_versions(self, output):

@@ -177,3 +177,33 @@ def test_bool_of_tensors():
         bool(minishare.tensor([1.0, 2.0]))
     with pytest.raises(RuntimeError, match="Boolean value of Tensor with no values is ambiguous"):
         bool(minishare.tensor(np.zeros(0)))
+
+
+# --- what the graph keeps alive -----------------------------------------------------------------
+def test_an_intermediate_result_no_op_saved_is_freed_before_backward():
+    """y = 2x is needed by nobody's backward (Exp saves its output, Mul its inputs): once the user
+    drops y, its array is freed, as in PyTorch, and the gradient still comes out right."""
+    import gc
+    import weakref
+    x_host = np.array([0.5, -1.0, 2.0])
+    x = minishare.tensor(x_host, requires_grad=True)
+    y = x * 2.0
+    z = y.exp()
+    freed = weakref.ref(y.data)
+    del y
+    gc.collect()
+    assert freed() is None
+    z.sum().backward()
+    np.testing.assert_allclose(host(x.grad), 2 * np.exp(2 * x_host), rtol=1e-12)
+
+
+def test_every_use_of_a_dropped_intermediate_reaches_the_leaf():
+    """y, dropped by the user, stays in the graph for all three of its uses: d(y·y + y)/dx with
+    y = 3x is (2y + 1)·3."""
+    x_host = np.array([1.0, -2.0])
+    x = minishare.tensor(x_host, requires_grad=True)
+    y = x * 3.0
+    out = y * y + y
+    del y
+    out.sum().backward()
+    np.testing.assert_allclose(host(x.grad), (2 * 3 * x_host + 1) * 3, rtol=1e-12)

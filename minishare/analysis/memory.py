@@ -25,10 +25,9 @@ depend on the machine; compare them as ratios. Models to be compared are timed b
 machine's load reaches all of them alike. Timed one after the other instead, on a machine shared
 with other work, two identical computations can differ by more than 10%.
 
-In this engine the graph keeps more alive than what it saves: each Function holds its input Tensors
-(``_ctx.inputs``), and with them their data, so every intermediate result lives until the graph is
-dropped (about 40% more than the saved arrays for a tiny ALBERT). PyTorch keeps only what backward
-needs; ``activations`` counts that, the part any autograd must hold.
+What the graph keeps alive is what it saves: an op records its computed inputs as data-less
+nodes (``minishare.tensor._Node``), so an intermediate result that no op saved is freed as soon as
+the forward pass moves on, as in PyTorch; ``activations`` counts what stays.
 """
 import contextlib
 import statistics

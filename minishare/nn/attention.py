@@ -48,10 +48,11 @@ class MultiHeadAttention(Module):
     def forward(self, x, mask=None, context=None):
         context = x if context is None else context
         B, Tq, H = x.shape
-        q = self._heads(self.query(x))                                 # (B, h, Tq, d)
+        # 1/√d scales Q rather than the scores: the same numbers, on Tq·d values instead of Tq·Tk
+        q = self._heads(self.query(x)) * (1 / math.sqrt(self.head_size))   # (B, h, Tq, d)
         k = self._heads(self.key(context))                             # (B, h, Tk, d)
         v = self._heads(self.value(context))                           # (B, h, Tk, d)
-        scores = (q @ k.transpose(0, 1, 3, 2)) * (1 / math.sqrt(self.head_size))   # (B, h, Tq, Tk)
+        scores = q @ k.transpose(0, 1, 3, 2)                           # (B, h, Tq, Tk)
         if mask is not None:
             scores = F.masked_fill(scores, ~mask, -math.inf)          # masked keys: probability 0
         probs = self.dropout(F.softmax(scores, axis=-1))               # (B, h, Tq, Tk)

@@ -17,17 +17,25 @@ class LayerNorm(Function):
                              f"must match the last axis of the input {tuple(x.shape)}")
         xp = backend.xp
         mu = x.mean(axis=-1, keepdims=True)                          # (..., 1)
-        centered = x - mu                                            # (..., H)
-        self.rstd = 1 / xp.sqrt((centered * centered).mean(axis=-1, keepdims=True) + eps)
-        self.x_hat = centered * self.rstd                            # (..., H)
-        self.weight = weight
-        return self.x_hat * weight + bias
+        x_hat = x - mu                                               # (..., H), centred for now
+        self.rstd = 1 / xp.sqrt(xp.square(x_hat).mean(axis=-1, keepdims=True) + eps)   # (..., 1)
+        x_hat *= self.rstd                                           # in place: x̂
+        self.x_hat, self.weight = x_hat, weight
+        y = x_hat * weight
+        y += bias
+        return y
 
     def backward(self, grad):
-        x_hat, H = self.x_hat, self.x_hat.shape[-1]
-        g_hat = grad * self.weight                                   # (..., H)
-        grad_x = self.rstd * (g_hat - g_hat.mean(axis=-1, keepdims=True)
-                              - x_hat * (g_hat * x_hat).mean(axis=-1, keepdims=True))
-        grad_w = (grad * x_hat).reshape(-1, H).sum(axis=0)           # (H,)
+        x_hat, w, H = self.x_hat, self.weight, self.weight.shape[0]
+        gx = grad * x_hat                                            # (..., H)
+        grad_w = gx.reshape(-1, H).sum(axis=0)                       # (H,)
         grad_b = grad.reshape(-1, H).sum(axis=0)                     # (H,)
+        # mean(ĝ) and mean(ĝ ⊙ x̂) with ĝ = g ⊙ w, as products with w: no (..., H) temporaries
+        mean_g = (grad @ w)[..., None] / H                           # (..., 1)
+        mean_gx = (gx @ w)[..., None] / H                            # (..., 1)
+        grad_x = grad * w                                            # ĝ
+        grad_x -= mean_g
+        backend.xp.multiply(x_hat, mean_gx, out=gx)
+        grad_x -= gx
+        grad_x *= self.rstd
         return grad_x, grad_w, grad_b

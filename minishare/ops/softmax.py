@@ -21,15 +21,20 @@ class Softmax(Function):
     """y_i = exp(x_i) / Σ_j exp(x_j) along ``axis``.  dL/dx = y ⊙ (g - Σ_j g_j y_j)."""
 
     def forward(self, x, axis=-1):
-        self.axis = axis
-        e = backend.xp.exp(_shifted(x, axis))
+        xp, self.axis = backend.xp, axis
+        e = _shifted(x, axis)                                    # a new array: work in place
+        xp.exp(e, out=e)
         total = e.sum(axis=axis, keepdims=True)
-        self.y = e / backend.xp.where(total == 0, 1, total)     # all-masked rows stay 0
-        return self.y
+        e /= xp.where(total == 0, 1, total)                      # all-masked rows stay 0
+        self.y = e
+        return e
 
     def backward(self, grad):
         y = self.y
-        return (y * (grad - (grad * y).sum(axis=self.axis, keepdims=True)),)
+        g = grad * y
+        backend.xp.subtract(grad, g.sum(axis=self.axis, keepdims=True), out=g)
+        g *= y
+        return (g,)
 
 
 class LogSoftmax(Function):
