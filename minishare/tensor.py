@@ -172,20 +172,28 @@ class Tensor:
                 raise ValueError(f"backward(): grad has shape {tuple(grad.shape)}, tensor has {self.shape}")
 
         pending = {id(self): grad}   # gradients of intermediate results, consumed in order
+        owned = set()                # pending sums made here: adding into them in place is safe
         for node in reversed(_topological_order(self)):
             g = pending.pop(id(node), None)
             if g is None:
                 continue
             if node._ctx is None:            # a leaf (asarray: 0-d results of NumPy are scalars)
-                node.grad = backend.xp.asarray(accumulate(node.grad, g))
+                fresh = node.grad is None and id(node) in owned     # a sum made here: no copy
+                node.grad = g if fresh else backend.xp.asarray(accumulate(node.grad, g))
                 continue
             node._ctx.check_versions(node)
             for parent, pg in zip(node._ctx.inputs, node._ctx.backward(g)):
                 if pg is not None and parent.requires_grad:
                     pg = pg.astype(parent.dtype, copy=False)    # a gradient has its tensor's dtype
-                    total = pending.get(id(parent))
+                    key, total = id(parent), pending.get(id(parent))
                     # no copy for a first gradient: backward functions never write into theirs
-                    pending[id(parent)] = pg if total is None else accumulate(total, pg)
+                    if total is None:
+                        pending[key] = pg
+                    elif key in owned:
+                        total += pg
+                    else:
+                        pending[key] = backend.xp.asarray(accumulate(total, pg))   # 0-d: an array
+                        owned.add(key)
 
     # --- operators (the ops live in minishare.ops; these are shorthands) --------------------
     def __add__(self, other): return ops.Add.apply(self, other)
@@ -291,12 +299,14 @@ class Function:
 
     Subclasses implement ``forward(self, *arrays, **options)``, saving on ``self`` what backward
     needs, and ``backward(self, grad)``, which must not write into ``grad`` (it may be shared with
-    other gradients, as in PyTorch). Users call ``SomeOp.apply(*tensors, **options)``; a plain
+    other gradients, as in PyTorch). ``self.needs_input_grad`` tells forward which inputs will
+    want a gradient (None when forward is called directly: then all may). Users call ``SomeOp.apply(*tensors, **options)``; a plain
     Python number among the inputs becomes a constant of the tensors' float dtype, so ``x * 2``
     keeps float32 (or float64) rather than promoting. Arithmetic ops (``arithmetic = True``) also
     give integer and bool operands the float dtype (see the dtype rule in the module docstring).
     """
     arithmetic = False
+    needs_input_grad = None   # set by apply before forward: per input, whether it needs a gradient
 
     @classmethod
     def apply(cls, *inputs, **options):
@@ -307,6 +317,9 @@ class Function:
         if cls.arithmetic and float_dtype is not None:
             tensors = tuple(Tensor(t.data, dtype=float_dtype) if t.dtype.kind in "biu" else t for t in tensors)
         ctx = cls()
+        # An op may skip saving, and computing, what only a gradient nobody needs would use
+        # (PyTorch's ctx.needs_input_grad): x * 0.5 need not keep x for the constant's gradient.
+        ctx.needs_input_grad = tuple(_grad_enabled and t.requires_grad for t in tensors)
         data = ctx.forward(*(t.data for t in tensors), **options)
         requires_grad = _grad_enabled and any(t.requires_grad for t in tensors)
         if not requires_grad:

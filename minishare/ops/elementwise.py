@@ -49,11 +49,15 @@ class Mul(Function):
     arithmetic = True
 
     def forward(self, a, b):
-        self.a, self.b = a, b
+        need = self.needs_input_grad or (True, True)
+        self.shapes = a.shape, b.shape
+        self.a = a if need[1] else None           # a is needed only for b's gradient
+        self.b = b if need[0] else None
         return a * b
 
     def backward(self, grad):
-        return unbroadcast(grad * self.b, self.a.shape), unbroadcast(grad * self.a, self.b.shape)
+        return (None if self.b is None else unbroadcast(grad * self.b, self.shapes[0]),
+                None if self.a is None else unbroadcast(grad * self.a, self.shapes[1]))
 
 
 class Div(Function):
@@ -101,7 +105,8 @@ class Where(Function):
         return backend.xp.where(cond, a, b)
 
     def backward(self, grad):
-        zero = backend.xp.zeros((), dtype=grad.dtype)
+        xp, need = backend.xp, self.needs_input_grad or (False, True, True)
+        zero = xp.zeros((), dtype=grad.dtype)
         return (None,
-                unbroadcast(backend.xp.where(self.cond, grad, zero), self.shapes[0]),
-                unbroadcast(backend.xp.where(self.cond, zero, grad), self.shapes[1]))
+                unbroadcast(xp.where(self.cond, grad, zero), self.shapes[0]) if need[1] else None,
+                unbroadcast(xp.where(self.cond, zero, grad), self.shapes[1]) if need[2] else None)

@@ -32,11 +32,21 @@ def adam_direction(grad, state, beta1, beta2, eps):
     if not state:
         state.update(step=0, exp_avg=xp.zeros_like(grad), exp_avg_sq=xp.zeros_like(grad))
     t = state["step"] = state["step"] + 1
-    m = state["exp_avg"] = beta1 * state["exp_avg"] + (1 - beta1) * grad
-    v = state["exp_avg_sq"] = beta2 * state["exp_avg_sq"] + (1 - beta2) * grad * grad
-    m_hat = m / (1 - beta1 ** t)
-    v_hat = v / (1 - beta2 ** t)
-    return m_hat / (xp.sqrt(v_hat) + eps)
+    # New arrays for m and v (the old ones are left as they were: analysis.memory relies on it);
+    # the arithmetic then runs in place on them, with fewer temporaries of the parameter's size.
+    m = beta1 * state["exp_avg"]
+    m += (1 - beta1) * grad
+    v = beta2 * state["exp_avg_sq"]
+    g2 = (1 - beta2) * grad
+    g2 *= grad
+    v += g2
+    state["exp_avg"], state["exp_avg_sq"] = m, v
+    denominator = v / (1 - beta2 ** t)                   # v̂
+    xp.sqrt(denominator, out=denominator)
+    denominator += eps
+    direction = m / (1 - beta1 ** t)                     # m̂
+    direction /= denominator
+    return direction
 
 
 class Adam(Optimizer):
@@ -59,7 +69,9 @@ class Adam(Optimizer):
     def _update(self, param, grad, state, group):
         weight_decay = group["weight_decay"]
         g = grad + weight_decay * param if weight_decay else grad
-        return param - group["lr"] * adam_direction(g, state, *group["betas"], group["eps"])
+        step = adam_direction(g, state, *group["betas"], group["eps"])
+        step *= group["lr"]
+        return param - step
 
 
 class AdamW(Adam):
@@ -80,5 +92,8 @@ class AdamW(Adam):
 
     def _update(self, param, grad, state, group):
         lr = group["lr"]
-        param = param * (1 - lr * group["weight_decay"])
-        return param - lr * adam_direction(grad, state, *group["betas"], group["eps"])
+        step = adam_direction(grad, state, *group["betas"], group["eps"])
+        step *= lr
+        param = param * (1 - lr * group["weight_decay"])     # a new array: the update goes into it
+        param -= step
+        return param
