@@ -29,22 +29,23 @@ class CrossEntropy(Function):
         backend.check((self.valid & ~in_range).any(), lambda: IndexError(
             f"cross_entropy: target ids must lie in [0, {C}) or equal ignore_index={ignore_index}"))
         safe_target = xp.where(self.valid & in_range, target, 0)
-        shifted = logits - logits.max(axis=1, keepdims=True)           # (N, C)
-        e = xp.exp(shifted)
-        total = e.sum(axis=1, keepdims=True)                           # (N, 1)
-        self.p = e / total                                             # softmax, (N, C)
         rows = xp.arange(N)
-        losses = (xp.log(total[:, 0]) - shifted[rows, safe_target]) * self.valid   # (N,)
-        self.rows, self.target, self.reduction = rows, safe_target, reduction
+        shifted = logits - logits.max(axis=1, keepdims=True)           # (N, C), a new array
+        picked = shifted[rows, safe_target]                            # (N,)
+        p = xp.exp(shifted, out=shifted)                               # in place from here on
+        total = p.sum(axis=1, keepdims=True)                           # (N, 1)
+        p /= total                                                     # softmax, (N, C)
+        losses = (xp.log(total[:, 0]) - picked) * self.valid           # (N,)
+        self.p, self.rows, self.target, self.reduction = p, rows, safe_target, reduction
         self.count = xp.maximum(self.valid.sum(), 1).astype(logits.dtype)   # on the device: no sync
         if reduction == "none":
             return losses
         return losses.sum() / self.count if reduction == "mean" else losses.sum()
 
     def backward(self, grad):
-        dz = self.p.copy()
-        dz[self.rows, self.target] -= 1
-        dz *= self.valid[:, None]
-        scale = grad[:, None] if self.reduction == "none" else \
-            (grad / self.count if self.reduction == "mean" else grad)
-        return dz * scale, None
+        # each row's factor: the upstream gradient (per row, or shared by the mean or sum), 0 if ignored
+        scale = grad if self.reduction == "none" else (grad / self.count if self.reduction == "mean" else grad)
+        scale = self.valid * scale                                     # (N,)
+        dz = self.p * scale[:, None]                                   # softmax part, (N, C)
+        dz[self.rows, self.target] -= scale                            # minus the one-hot part
+        return dz, None

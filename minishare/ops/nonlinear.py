@@ -68,42 +68,55 @@ class GELU(Function):
         approximate="tanh":  y = x (1 + tanh(u)) / 2 with u = √(2/π) (x + 0.044715 x³), BERT's and
                              ALBERT's "gelu_new";  dy/dx = (1 + t)/2 + x (1 - t²) u'/2, t = tanh(u),
                              u' = √(2/π) (1 + 3 · 0.044715 x²).
+
+    dy/dx depends on x alone, so forward computes it and saves it instead of x: one saved array
+    (as many as PyTorch, which saves x and recomputes), and backward is one product.
     """
 
     def forward(self, x, approximate="none"):
-        xp, self.x, self.approximate = backend.xp, x, approximate
-        if approximate == "tanh":   # in place on one new array: fewer temporaries, same numbers
-            t = x * x                                                  # x²
-            t *= _C * 0.044715
-            t += _C                                                    # √(2/π) (1 + 0.044715 x²)
-            t *= x                                                     # u
-            self.t = xp.tanh(t, out=t)                                 # t = tanh(u)
-            y = t + 1
-            y *= x
-            y *= 0.5
-            return y
-        if approximate == "none":
-            self.cdf = 0.5 * (1 + backend.erf(x / math.sqrt(2)))
-            return x * self.cdf
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        if approximate not in ("none", "tanh"):
+            raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        need_grad = self.needs_input_grad is None or self.needs_input_grad[0]
+        y, self.dydx = (_gelu_tanh if approximate == "tanh" else _gelu_erf)(x, need_grad)
+        return y
 
     def backward(self, grad):
-        x = self.x
-        if self.approximate == "tanh":
-            d = x * x
-            d *= _C * 3 * 0.044715
-            d += _C                                                    # u'
-            d *= x                                                     # x u'
-            one_minus_t2 = self.t * self.t
-            backend.xp.subtract(1, one_minus_t2, out=one_minus_t2)     # 1 - t²
-            d *= one_minus_t2
-            d += 1
-            d += self.t                                                # 1 + t + x (1 - t²) u'
-            d *= 0.5
-            d *= grad
-            return (d,)
-        pdf = backend.xp.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
-        return (grad * (self.cdf + x * pdf),)
+        return (grad * self.dydx,)
+
+
+def _gelu_tanh(x, need_grad):
+    """y and (if ``need_grad``) dy/dx of the tanh GELU, in place on new arrays: few temporaries."""
+    xp = backend.xp
+    t = x * x                                                      # x²
+    t *= _C * 0.044715
+    t += _C                                                        # √(2/π) (1 + 0.044715 x²)
+    t *= x                                                         # u
+    xp.tanh(t, out=t)                                              # t = tanh(u)
+    y = t + 1
+    y *= x
+    y *= 0.5
+    if not need_grad:
+        return y, None
+    d = x * x
+    d *= _C * 3 * 0.044715
+    d += _C                                                        # u'
+    d *= x                                                         # x u'
+    t2 = t * t
+    xp.subtract(1, t2, out=t2)                                     # 1 - t²
+    d *= t2
+    d += 1
+    d += t                                                         # 1 + t + x (1 - t²) u'
+    d *= 0.5
+    return y, d
+
+
+def _gelu_erf(x, need_grad):
+    cdf = 0.5 * (1 + backend.erf(x / math.sqrt(2)))
+    y = x * cdf
+    if not need_grad:
+        return y, None
+    pdf = backend.xp.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+    return y, cdf + x * pdf
 
 
 _C = math.sqrt(2 / math.pi)
