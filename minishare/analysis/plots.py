@@ -528,3 +528,54 @@ def plot_ponder_time(strips, curves, max_steps, title):
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncols=2, fontsize=8)
     fig.suptitle(title, fontsize=10)
     return fig
+
+
+def plot_communication(counted, ring, timed=None, title_shape=""):
+    """Left: megabytes each rank sends per data-parallel step (a ring Allreduce of the float32
+    gradients) against the number of ranks K, one bar per sharing variant. ``counted``: {variant:
+    {"bytes", ...}}; ``ring``: {variant: {str(K): bytes}}. Right (when ``timed`` is given): seconds
+    of a step's compute and of its Allreduce against the bytes the step sends, one point per
+    variant (median, bars min–max over rounds), with the line through the largest Allreduce that is
+    proportional to the bytes. ``timed``: {"buffer_bytes": {variant: bytes}, "times": {variant:
+    {"compute_wall": [s, ...], "allreduce_wall": [...]}}}."""
+    import statistics
+    variants = list(counted)
+    if not variants:
+        raise ValueError("plot_communication needs at least one variant")
+    fig, axes = _figure(ncols=2 if timed else 1, width=5.6)
+    ax = axes[0][0]
+    Ks = sorted(int(K) for K in ring[variants[0]])
+    width = 0.8 / len(variants)
+    for i, name in enumerate(variants):
+        xs = [k + (i - (len(variants) - 1) / 2) * width for k in range(len(Ks))]
+        ax.bar(xs, [ring[name][str(K)] / 1e6 for K in Ks], width, color=f"C{i}", label=name)
+    ax.set_xticks(range(len(Ks)))
+    ax.set_xticklabels([str(K) for K in Ks])
+    ax.set_xlabel("ranks K")
+    ax.set_ylabel("MB (10⁶ bytes) sent per rank and step")
+    ax.set_title("ALBERT-base shape, counted: ring Allreduce of the\n"
+                 "gradients, 2 (K − 1) / K × 4 bytes × distinct parameters")
+    ax.legend(fontsize=8)
+    if timed:
+        ax = axes[0][1]
+        mb = [timed["buffer_bytes"][name] / 1e6 for name in variants]
+        for key, label, marker in (("compute_wall", "compute (forward + backward)", "o"),
+                                   ("allreduce_wall", "Allreduce", "s")):
+            values = [timed["times"][name][key] for name in variants]
+            med = [statistics.median(v) for v in values]
+            err = [[m - min(v) for m, v in zip(med, values)], [max(v) - m for m, v in zip(med, values)]]
+            ax.errorbar(mb, med, yerr=err, fmt=marker + "-", capsize=3, label=label)
+            if key == "compute_wall":
+                for name, x, top in zip(variants, mb, [m + e for m, e in zip(med, err[1])]):
+                    ax.annotate(name, (x, top), textcoords="offset points", xytext=(0, 6), ha="center",
+                                fontsize=7)
+            if key == "allreduce_wall":
+                top = max(range(len(mb)), key=lambda i: mb[i])
+                ax.plot([0, mb[top]], [0, med[top]], "k:", linewidth=1, label="proportional to the bytes")
+        ax.set_xlim(0, 1.15 * max(mb))
+        ax.set_ylim(0, 1.15 * ax.get_ylim()[1])
+        ax.set_xlabel("MB (10⁶ bytes) the step's Allreduce sends")
+        ax.set_ylabel("seconds per step (median; bars min–max over rounds)")
+        ax.set_title("\n".join(textwrap.wrap(f"Timed ({title_shape}): compute against Allreduce", 50)))
+        ax.legend(fontsize=8, loc="center right")
+    return fig
