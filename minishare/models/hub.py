@@ -32,11 +32,15 @@ What maps to what (each distinct minishare tensor is written once, under the nam
 
 Sharing. Hugging Face's ALBERT shares whole layers (attention and FFN together) in consecutive
 groups: position i of N runs group int(i / (N / G)), G = ``num_hidden_groups``, and each group runs
-its ``inner_group_num`` = K layers in turn. All-shared (G = 1), not-shared (G = N) and Takase &
-Kiyono's Sequence (G = M dividing N) are such plans; Cycle (A B A B) reuses a set after another
-one, shared-attention and shared-FFN share one component and not the other, and neither can be
-written in that layout, so saving them is refused with the reason. A folder with K > 1 loads as
-N · K positions under an explicit schedule (the set of layer k of group g is g · K + k).
+its ``inner_group_num`` = K layers in turn, so layer k of group g is distinct set g · K + k and the
+model has N · K layer positions. All-shared (G = 1), not-shared (G = N) and Takase & Kiyono's
+Sequence (G = M dividing N) have K = 1. Cycle with M dividing N is one group of K = M layers run
+N / M times (A B A B: G = 1, K = 2, Hugging Face's num_hidden_layers = 2); its hidden states there
+are the N / M + 1 states between groups, the function is the same. Cycle (rev) (A B B A) returns to
+a set in an order no group repeats, Cycle with M not dividing N ends with a partial round, and
+shared-attention and shared-FFN share one component and not the other: the layout holds none of
+them, and saving one is refused with the reason. A folder with K > 1 loads as N · K positions
+under an explicit schedule.
 
 The E -> H projection. Hugging Face's ALBERT always has ``embedding_hidden_mapping_in``, even when
 E = H; minishare, like Google's reference code, has none when E = H unless
@@ -421,7 +425,8 @@ def _refuse_pickle(path):
 
 
 def _entries(directory):
-    """{tensor name: (file, safetensors dtype, shape)} from the files' headers alone."""
+    """{tensor name: (file, safetensors dtype, shape)} from the files' headers alone (the name
+    stored in the file is appended by ``_match_prefix``)."""
     safetensors = _safetensors()
     weights, index = os.path.join(directory, WEIGHTS), os.path.join(directory, INDEX)
     if os.path.isfile(weights):
@@ -449,7 +454,7 @@ def _entries(directory):
 def _match_prefix(entries, names, model_type, heads, directory):
     """Names as ``names`` spells them: a base-model file ("embeddings....") read into a model with
     heads is refused; a file with heads read into a base model drops the prefix and the heads."""
-    entries = {name: e for name, e in entries.items() if not name.endswith(_BUFFERS)}
+    entries = {name: (*e, name) for name, e in entries.items() if not name.endswith(_BUFFERS)}
     top = f"{model_type}."
     prefixed = any(name.startswith(top) for name in entries)
     if heads and not prefixed:
@@ -473,7 +478,7 @@ def _check_entries(entries, names, optional, shapes, directory):
         problems.append("unexpected " + ", ".join(unexpected))
     expected = dict(names)
     expected.update({alias: names[target] for alias, target in optional.items()})
-    for name, (path, kind, shape) in sorted(entries.items()):
+    for name, (path, kind, shape, _) in sorted(entries.items()):
         ms = expected.get(name)
         if name in expected:
             if ms is not None and shape != shapes[ms]:
@@ -488,18 +493,18 @@ def _read(entries, dtype):
     """The arrays (host, ``dtype``). bfloat16 is float32's upper half, so it widens by a shift."""
     safetensors = _safetensors()
     arrays, by_file = {}, {}
-    for name, (path, kind, _) in entries.items():
-        by_file.setdefault(path, []).append((name, kind))
+    for name, (path, kind, _, stored) in entries.items():
+        by_file.setdefault(path, []).append((name, kind, stored))
     for path, items in by_file.items():
-        if any(kind == "BF16" for _, kind in items):
+        if any(kind == "BF16" for _, kind, _ in items):
             with open(path, "rb") as f:
                 raw = dict(safetensors.deserialize(f.read()))
         with safetensors.safe_open(path, framework="numpy") as f:
-            for name, kind in items:
+            for name, kind, stored in items:
                 if kind == "BF16":
-                    half = numpy.frombuffer(raw[name]["data"], dtype="<u2").reshape(raw[name]["shape"])
+                    half = numpy.frombuffer(raw[stored]["data"], dtype="<u2").reshape(raw[stored]["shape"])
                     array = (half.astype(numpy.uint32) << 16).view(numpy.float32)
                 else:
-                    array = f.get_tensor(name)
+                    array = f.get_tensor(stored)
                 arrays[name] = array.astype(dtype)
     return arrays
