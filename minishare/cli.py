@@ -9,9 +9,10 @@ import json
 import os
 import sys
 
-from minishare import sharing
+from minishare import distributed, sharing
 from minishare.experiments import run_folder
 from minishare.files import atomic_write
+from minishare.threads import set_num_threads
 
 MODEL_TASKS = ("pretrain", "lm", "copy", "reverse", "sort", "addition", "scan")
 # train's flags that define a run (a fresh run's defaults); on --resume, the run's own values
@@ -31,6 +32,12 @@ def _schedule(text):
         except ValueError:
             raise argparse.ArgumentTypeError(f"bad schedule {text!r}: write set indices like 0,1,1,0")
     return text
+
+
+def _positive(text):
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return int(text)
 
 
 def build_parser():
@@ -73,6 +80,10 @@ def build_parser():
     t.add_argument("--resume", action="store_true", help="continue the run in OUT from its checkpoint")
     t.add_argument("--overwrite", action="store_true", help="replace the run already in OUT")
     t.add_argument("--no-progress", action="store_true")
+    t.add_argument("--data-parallel", action="store_true",
+                   help="under `mpiexec -n K`: K processes share each global batch of --batch-size rows "
+                   "(needs mpi4py: pip install mpi4py mpich); rank 0 writes the run")
+    _threads_flag(t, "; with --data-parallel, of each rank")
 
     c = sub.add_parser("count", help="parameter tables: presets, ALBERT Tables 1/3/4, or one configuration")
     c.add_argument("--preset", help="count one preset (with the overrides below) instead of the tables")
@@ -95,7 +106,14 @@ def build_parser():
     r.add_argument("--jobs", "-j", type=int, default=1,
                    help="training runs at once, one process and one BLAS thread each (e.g. the number of cores)")
     r.add_argument("--no-progress", action="store_true")
+    _threads_flag(r, "; --jobs workers use one each")
     return parser
+
+
+def _threads_flag(command, note=""):
+    command.add_argument("--threads", type=_positive, metavar="N",
+                         help="BLAS threads of this process (minishare.set_num_threads; default: the "
+                         f"library's own, one per core, or OPENBLAS_NUM_THREADS){note}")
 
 
 def _overrides(args):
@@ -145,7 +163,11 @@ def cmd_plan(args):
 
 
 def cmd_train(args):
-    from minishare import experiments
+    from minishare import distributed, experiments
+    launched = distributed.launched_ranks()
+    if launched > 1 and not args.data_parallel:
+        raise ValueError(f"started by an MPI launcher as {launched} processes without --data-parallel: "
+                         "each would train the whole run and write the same files; add --data-parallel")
     given = {name: getattr(args, name) for name in TRAIN_DEFAULTS if getattr(args, name) is not None}
     if args.resume:
         saved = run_folder.saved_run(args.out)
@@ -158,9 +180,12 @@ def cmd_train(args):
     else:
         arguments = {**TRAIN_DEFAULTS, **given, "overrides": _overrides(args)}
     result = experiments.run_training(**arguments, out=args.out, resume=args.resume,
-                                      overwrite=args.overwrite, progress=not args.no_progress)
-    print(json.dumps(result["final"], indent=1))
-    print(f"history, checkpoint and config written to {args.out}")
+                                      overwrite=args.overwrite, progress=not args.no_progress,
+                                      data_parallel=args.data_parallel)
+    trainer = result["trainer"]
+    if trainer.data_parallel is None or trainer.data_parallel.rank == 0:
+        print(json.dumps(result["final"], indent=1))
+        print(f"history, checkpoint and config written to {args.out}")
 
 
 def _show(value):
@@ -179,8 +204,18 @@ def main(argv=None):
     args = parser.parse_args(argv)
     commands = {"train": cmd_train, "count": cmd_count, "plan": cmd_plan, "reproduce": cmd_reproduce}
     prefix = f"{parser.prog} {args.command}"
+    status = _run(commands[args.command], args, parser, prefix)
+    if status and getattr(args, "data_parallel", False) and distributed.launched_ranks() > 1:
+        distributed.end_together(status)
+    return status
+
+
+def _run(command, args, parser, prefix):
+    """``command(args)``; an error is one line on stderr and an exit status (see the module)."""
     try:
-        commands[args.command](args)
+        if getattr(args, "threads", None) is not None:
+            set_num_threads(args.threads)
+        command(args)
     except run_folder.TrainingInterrupted as stop:
         print(f"{prefix}: {stop}; continue with: {parser.prog} train --out {stop.out} --resume",
               file=sys.stderr)
@@ -198,6 +233,9 @@ def main(argv=None):
         print(f"{prefix}: error: out of memory{f' ({err})' if str(err) else ''}: try a smaller model, "
               "batch or sequence length", file=sys.stderr)
         return 1
+    except ImportError as err:           # an optional package (mpi4py, threadpoolctl) that is not installed
+        print(f"{prefix}: error: {err}", file=sys.stderr)
+        return 2
     except (ValueError, TypeError, OSError) as err:
         # an OSError's args start with its errno; its str names the problem and the file
         message = str(err) if isinstance(err, OSError) or not err.args else err.args[0]

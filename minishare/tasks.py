@@ -9,6 +9,13 @@ A task answers four questions, so the loop never needs to know which model it tr
     task.evaluate(model)           held-out metrics (floats), computed without gradients
     task.make_model_inputs(batch)  (optional) nothing else is needed by the loop
 
+and two more for data-parallel training (``minishare.distributed``), which weights each rank's
+share of a batch by how many of the batch's items it holds:
+
+    task.loss_terms(model, batch)  {name: Tensor}: the loss as a sum of means (a single mean is
+                                   named "loss"), the other names reported as metrics
+    task.loss_counts(batch)        {name: int}: the items each term averages over (host arrays only)
+
 Three tasks: ALBERT pre-training (MLM + SOP or NSP), a toy sequence-to-sequence task for the
 encoder-decoder, and next-token language modelling for the decoder-only LM.
 """
@@ -31,6 +38,11 @@ def _accuracy(predictions, targets, keep):
     """Fraction of ``keep`` positions where the prediction equals the target (host arrays)."""
     hits = (predictions == targets) & keep
     return float(hits.sum()) / max(int(keep.sum()), 1)
+
+
+def _masked(batch):
+    """The flat positions b·T + t that carry an MLM label, in order: (P,) host integers."""
+    return numpy.flatnonzero(batch["labels"] != IGNORE_INDEX)
 
 
 class PretrainingTask:
@@ -84,13 +96,24 @@ class PretrainingTask:
 
     @staticmethod
     def _forward(model, batch, label_name):
+        """The model on a batch, its MLM head run at the masked positions only (found here, on
+        the host, so a GPU never waits for their count)."""
         return model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
                      token_type_ids=batch["token_type_ids"], labels=batch["labels"],
-                     sentence_order_label=batch[label_name])
+                     sentence_order_label=batch[label_name], mlm_positions=_masked(batch))
 
     def loss(self, model, batch):
         out = self._forward(model, batch, self.train.label_name)
         return out.loss, {"mlm_loss": out.mlm_loss.detach(), "sop_loss": out.sop_loss.detach()}
+
+    def loss_terms(self, model, batch):
+        out = self._forward(model, batch, self.train.label_name)
+        return {"mlm_loss": out.mlm_loss, "sop_loss": out.sop_loss}
+
+    def loss_counts(self, batch):
+        """MLM: a mean over the masked tokens (labels != -100); SOP/NSP: over the sequences."""
+        return {"mlm_loss": int((batch["labels"] != IGNORE_INDEX).sum()),
+                "sop_loss": len(batch[self.train.label_name])}
 
     def evaluate(self, model):
         metrics = {}
@@ -100,10 +123,10 @@ class PretrainingTask:
                 mlm_losses, mlm_hits, mlm_count, hits, count = [], 0.0, 0, 0.0, 0
                 for batch in batches:
                     out = self._forward(model, batch, label_name)
-                    keep = batch["labels"] != IGNORE_INDEX
-                    n = int(keep.sum())
+                    targets = batch["labels"].reshape(-1)[_masked(batch)]    # (P,)
+                    n = len(targets)
                     mlm_losses.append(out.mlm_loss.item() * n)
-                    mlm_hits += _accuracy(_predictions(out.prediction_logits), batch["labels"], keep) * n
+                    mlm_hits += float((_predictions(out.prediction_logits) == targets).sum())
                     mlm_count += n
                     labels = batch[label_name]
                     hits += float((_predictions(out.sop_logits) == labels).sum())
@@ -141,6 +164,17 @@ class Seq2SeqTask:
 
     def loss(self, model, batch):
         return self._forward(model, batch).loss, {}
+
+    def loss_terms(self, model, batch):
+        if model.config.act:
+            raise ValueError("data-parallel training cannot weight an ACT model's loss: its ponder cost "
+                             "averages over source and target tokens inside the model, apart from the "
+                             "cross-entropy's targets; train it in one process")
+        return {"loss": self._forward(model, batch).loss}
+
+    def loss_counts(self, batch):
+        """The cross-entropy averages over the target tokens that are not padding."""
+        return {"loss": int((self._labels(batch) != IGNORE_INDEX).sum())}
 
     def evaluate(self, model):
         batch = seq2seq.collate(self.eval_pairs)
@@ -190,6 +224,14 @@ class LanguageModelingTask:
 
     def loss(self, model, batch):
         return model(batch["input_ids"], labels=batch["input_ids"]).loss, {}
+
+    def loss_terms(self, model, batch):
+        return {"loss": self.loss(model, batch)[0]}
+
+    def loss_counts(self, batch):
+        """Every window holds T - 1 targets (and T ponder positions with ACT): a share of the
+        windows is the same share of every mean."""
+        return {"loss": len(batch["input_ids"])}
 
     def evaluate(self, model):
         with no_grad():

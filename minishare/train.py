@@ -11,6 +11,11 @@ with an error naming the step and the last finite loss, before the optimizer tou
 so does a non-finite gradient norm. ``train(stop=...)`` ends early, between two steps, when asked:
 ``stop_requests()`` turns Ctrl-C (SIGINT) and SIGTERM into such a request.
 
+With ``Trainer(..., data_parallel=minishare.distributed.DataParallel())`` (under ``mpiexec``) each
+rank computes the loss of its share of the global batch, weighted so that the ranks' sum is the
+global batch's loss, and one Allreduce sums the gradients before the clipping; rank 0 alone
+evaluates. The Allreduce is a second host transfer per step (MPI sends host memory).
+
 A run is reproducible bit for bit on one CPU machine: seed initialization and dropout with
 ``minishare.manual_seed`` before building the model (``run_training`` does), and the task's batches
 are a pure function of (the task's seed, step). Resuming
@@ -71,8 +76,9 @@ def parameter_groups(model, weight_decay):
 
 
 class Trainer:
-    def __init__(self, model, task, config=None):
+    def __init__(self, model, task, config=None, data_parallel=None):
         self.model, self.task, self.config = model, task, config or TrainConfig()
+        self.data_parallel = data_parallel      # a minishare.distributed.DataParallel, or None
         c = self.config
         Optimizer = optim.AdamW if c.optimizer == "adamw" else optim.LAMB
         self.optimizer = Optimizer(parameter_groups(model, c.weight_decay), lr=c.lr)
@@ -98,7 +104,8 @@ class Trainer:
             self.step += 1
             row = {"step": self.step, "loss": loss, "lr": lr,
                    "step_time": step_time, "wall_clock": self.elapsed, **metrics}
-            if self.step % c.eval_every == 0 or self.step == c.steps:
+            evaluates = self.data_parallel is None or self.data_parallel.rank == 0
+            if evaluates and (self.step % c.eval_every == 0 or self.step == c.steps):
                 self.model.eval()
                 row.update({f"eval_{k}": v for k, v in self.task.evaluate(self.model).items()})
                 self.model.train()
@@ -116,17 +123,21 @@ class Trainer:
         """Forward and backward of each micro-batch and the clipping stay on the device; then the
         step's one host sync reads the losses, metrics, gradient norm and input checks together,
         and only when they are all good does the optimizer step."""
-        c = self.config
+        c, dp = self.config, self.data_parallel
         names, values = [], []              # what to read back, in one transfer
         # NumPy's floating-point warnings are off: a NaN or inf reaches the loss or the gradient
         # norm, which the step reads and reports itself (naming the step), as it would on a GPU.
         with backend.deferred_checks() as checks, numpy.errstate(all="ignore"):
             for micro in range(c.grad_accum_steps):
-                batch = self.task.batch(self.step * c.grad_accum_steps + micro)
-                loss, micro_metrics = self.task.loss(self.model, batch)
+                index = self.step * c.grad_accum_steps + micro
+                batch = self.task.batch(index)
+                loss, micro_metrics = (self.task.loss(self.model, batch) if dp is None
+                                       else dp.loss(self.task, self.model, batch, index))
                 (loss * (1.0 / c.grad_accum_steps)).backward()
                 names += ["loss", *micro_metrics]
                 values += [loss, *micro_metrics.values()]
+            if dp is not None:      # the global gradient and losses: one Allreduce, before clipping
+                values = dp.all_reduce(self.model.parameters(), values)
             grad_norm = clip_grad_norm_(self.model.parameters(), c.max_grad_norm)
         read = _to_host(values + [grad_norm] + [bad for bad, _ in checks])
         for (_, error), bad in zip(checks, read[len(values) + 1:]):

@@ -9,8 +9,8 @@ unchanged under ``MINISHARE_BACKEND=numpy``, ``strict`` (catches host/device mix
 Import the helpers in a test module with ``from conftest import leaf, host, ...`` (pytest puts
 ``tests/`` on ``sys.path``).
 """
-import re
 import os
+import re
 
 import numpy as np
 import pytest
@@ -93,6 +93,10 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(config, items):
     gpu_items = [item for item in items if "gpu" in item.keywords]
+    if gpu_items and not cuda_available() and os.environ.get("MINISHARE_REQUIRE_GPU") == "1":
+        # benchmarks/gpu.sh sets it: on the GPU machine a skipped GPU test must not read as a pass
+        raise pytest.UsageError("MINISHARE_REQUIRE_GPU=1, but CuPy does not import or sees no GPU "
+                                "(pip install -r requirements-gpu.txt; check nvidia-smi)")
     if gpu_items and not cuda_available():
         skip = pytest.mark.skip(reason="needs CuPy and a CUDA GPU")
         for item in gpu_items:

@@ -2,6 +2,7 @@
 autograd graph as SVG; and the notebooks' mode switch and result loader. The expected values are
 worked out by hand from the papers' rules, never read back from the drawing code."""
 import json
+import os
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
@@ -194,3 +195,14 @@ def test_experiment_quick_runs_in_a_fresh_folder_and_full_reads_the_committed_re
         course.experiment("plans", notebook="nb")     # an older run's result is not read as this one's
     with pytest.raises(ValueError, match="unknown experiment 'nope'.*albert_sharing"):
         course.experiment("nope", notebook="nb")
+
+
+def test_every_committed_result_was_made_with_the_full_settings():
+    """Full-mode notebooks load book/figures/<name>/result.json only when its settings are the
+    library's FULL settings: a change to ``Settings`` must come with a rerun of what it changes."""
+    import glob
+    full = json.loads(json.dumps(FULL.key()))
+    paths = sorted(glob.glob(os.path.join(course.FIGURES, "*", "result.json")))
+    assert len(paths) >= 14, paths
+    stale = [p for p in paths if json.load(open(p, encoding="utf-8"))["settings"] != full]
+    assert not stale, f"made with other settings than FULL: {stale}"

@@ -2,10 +2,11 @@
 ``run_training``, one training run with its outputs on disk."""
 import json
 import os
+import signal
 
 import numpy    # only for numpy.errstate: the math runs on minishare.backend
 
-from minishare import backend, checkpoint, data, random as ms_random
+from minishare import backend, checkpoint, data, distributed, random as ms_random
 from minishare.experiments import run_folder
 from minishare.files import atomic_write
 from minishare.models import AlbertConfig, AlbertForPreTraining, DecoderLM, EncoderDecoderModel, TransformerConfig
@@ -74,7 +75,7 @@ def make_task(task, seed, batch_size, seq_len, objective="sop", corpus="default"
 def run_training(task="pretrain", preset="albert-tiny", overrides=None, objective="sop",
                  corpus="default", vocab_size=1000, seq_len=64, steps=300, batch_size=32, lr=1e-3,
                  optimizer="adamw", eval_every=100, seed=0, out="runs/train", resume=False,
-                 progress=True, warmup_steps=None, save_every=None, overwrite=True):
+                 progress=True, warmup_steps=None, save_every=None, overwrite=True, data_parallel=False):
     """Train one model and write ``config.json``, ``tokenizer.json``, ``history.csv`` and
     ``checkpoint.npz`` (weights and training state) to ``out``; the checkpoint and history every
     ``save_every`` steps (default 50), atomically. With ``resume``, continue from that checkpoint
@@ -85,6 +86,9 @@ def run_training(task="pretrain", preset="albert-tiny", overrides=None, objectiv
     SIGINT (Ctrl-C) or SIGTERM ends the run after the current step, saved, with
     ``TrainingInterrupted``; a loss or gradient that stops being finite ends it with
     ``TrainingDiverged``, keeping the last good checkpoint and writing the history.
+
+    With ``data_parallel`` (run under ``mpiexec -n K``) the K ranks train on their shares of each
+    global batch of ``batch_size`` rows (``minishare.distributed``); rank 0 alone writes ``out``.
     Returns {"model", "trainer", "history", "final"}."""
     arguments = dict(task=task, preset=preset, overrides=dict(overrides or {}), objective=objective,
                      corpus=corpus, vocab_size=vocab_size, seq_len=seq_len, steps=steps,
@@ -92,6 +96,11 @@ def run_training(task="pretrain", preset="albert-tiny", overrides=None, objectiv
                      warmup_steps=max(1, steps // 10) if warmup_steps is None else warmup_steps,
                      save_every=run_folder.DEFAULT_SAVE_EVERY if save_every is None else save_every)
     run_folder.check_arguments(arguments)
+    dp = distributed.DataParallel(seed) if data_parallel else None
+    if dp is not None and batch_size < dp.size:
+        raise run_folder.BadArgument("batch_size", f"must be at least the number of ranks ({dp.size}) "
+                                     "with data_parallel: every rank takes a share of the batch", batch_size)
+    writes = dp is None or dp.rank == 0
     ckpt = os.path.join(out, "checkpoint.npz")
     tokenizer = None
     if resume:
@@ -110,7 +119,7 @@ def run_training(task="pretrain", preset="albert-tiny", overrides=None, objectiv
                               "(overwrite=True)")
     warmup = min(arguments["warmup_steps"], steps) if resume else arguments["warmup_steps"]  # resumed shorter
     train_config = TrainConfig(steps=steps, lr=lr, optimizer=optimizer, eval_every=eval_every,
-                               warmup_steps=warmup, progress=progress)
+                               warmup_steps=warmup, progress=progress and writes)
     # everything is built in memory first, so that a refused argument leaves ``out`` untouched
     if tokenizer is None and task not in SEQ2SEQ_TASKS:
         tokenizer = load_tokenizer(corpus_documents(corpus, seed), vocab_size)
@@ -121,7 +130,7 @@ def run_training(task="pretrain", preset="albert-tiny", overrides=None, objectiv
         if model.config.vocab_size != V:
             raise checkpoint.CheckpointError(f"{ckpt}: its vocabulary has {model.config.vocab_size} "
                                              f"tokens, the tokenizer of the run {V}")
-        trainer = Trainer(model, t, train_config)
+        trainer = Trainer(model, t, train_config, data_parallel=dp)
         try:
             trainer.load_state_dict(state)
         except (KeyError, TypeError, ValueError, IndexError) as err:
@@ -129,30 +138,35 @@ def run_training(task="pretrain", preset="albert-tiny", overrides=None, objectiv
                                              f"({type(err).__name__}: {err})") from None
     else:
         model = build_model(task, make_config(task, V, preset, overrides, seq_len))
-        trainer = Trainer(model, t, train_config)
+        trainer = Trainer(model, t, train_config, data_parallel=dp)
+    if dp is not None:
+        dp.broadcast_parameters(model.parameters())
 
-    run_folder.check_writable(out)
-    run_folder.clear(out, run_files=not resume)
-    if tokenizer is not None and not resume:
-        tokenizer.save(os.path.join(out, "tokenizer.json"))
-    settings = dict(task=task, preset=preset, overrides=overrides, objective=objective, corpus=corpus,
-                    vocab_size=V, seq_len=seq_len, steps=steps, batch_size=batch_size, lr=lr,
-                    optimizer=optimizer, seed=seed, model=model.config.to_dict(), arguments=arguments)
-    with atomic_write(os.path.join(out, "config.json"), "w") as f:
-        json.dump(settings, f, indent=1, default=str)
-    history = _train_saving(model, trainer, out, arguments["save_every"], resumed=resume)
+    if writes:
+        run_folder.check_writable(out)
+        run_folder.clear(out, run_files=not resume)
+        if tokenizer is not None and not resume:
+            tokenizer.save(os.path.join(out, "tokenizer.json"))
+        settings = dict(task=task, preset=preset, overrides=overrides, objective=objective, corpus=corpus,
+                        vocab_size=V, seq_len=seq_len, steps=steps, batch_size=batch_size, lr=lr,
+                        optimizer=optimizer, seed=seed, model=model.config.to_dict(), arguments=arguments,
+                        ranks=1 if dp is None else dp.size)
+        with atomic_write(os.path.join(out, "config.json"), "w") as f:
+            json.dump(settings, f, indent=1, default=str)
+    history = _train_saving(model, trainer, out, arguments["save_every"], resumed=resume, writes=writes)
     evals = [row for row in history if any(k.startswith("eval_") for k in row)]
     final = {k: v for k, v in (evals[-1] if evals else history[-1]).items()}
     return {"model": model, "trainer": trainer, "history": history, "final": final}
 
 
-def _train_saving(model, trainer, out, save_every, resumed):
+def _train_saving(model, trainer, out, save_every, resumed, writes=True):
     """Train, saving checkpoint and history every ``save_every`` steps, on a stop request and
-    at the end; see run_training for what stops it."""
+    at the end; see run_training for what stops it. Data-parallel: only the rank that ``writes``
+    saves, and a stop request on any rank stops every rank after the same step."""
     ckpt, saved = os.path.join(out, "checkpoint.npz"), {"step": trainer.step if resumed else None}
 
     def save():
-        if saved["step"] == trainer.step:
+        if not writes or saved["step"] == trainer.step:
             return
         if not all(bool(backend.xp.isfinite(p.data).all()) for p in model.parameters()):
             raise FloatingPointError(f"training diverged: the weights are not finite after step {trainer.step}")
@@ -165,15 +179,20 @@ def _train_saving(model, trainer, out, save_every, resumed):
             save()
 
     # NumPy's overflow warnings would only repeat, in many lines, what the divergence error says
+    dp = trainer.data_parallel
     with stop_requests() as stop, numpy.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if dp is not None:
+            dp.local_stop = lambda: bool(stop)
+        stopping = (lambda: bool(stop)) if dp is None else (lambda: dp.stop_requested)
         try:
-            trainer.train(stop=lambda: bool(stop), after_step=after_step)
+            trainer.train(stop=stopping, after_step=after_step)
             save()
         except FloatingPointError as err:
-            save_history(trainer.history, os.path.join(out, "history.csv"))
+            if writes:
+                save_history(trainer.history, os.path.join(out, "history.csv"))
             kept = (f"the last good checkpoint (step {saved['step']}) and the history are in {out}"
                     if saved["step"] is not None else f"no checkpoint was saved yet; the history is in {out}")
             raise run_folder.TrainingDiverged(f"{err}; {kept}") from None
-    if stop:
-        raise run_folder.TrainingInterrupted(stop.signal, trainer.step, out)
+    if stopping():
+        raise run_folder.TrainingInterrupted(stop.signal or signal.SIGTERM, trainer.step, out)
     return trainer.history

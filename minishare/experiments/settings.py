@@ -17,8 +17,6 @@ class Settings:
     albert: dict                 # overrides of the albert-tiny preset (the sharing variants)
     embedding_sizes: tuple       # E of the embedding-size sweep, at the H of ``albert``
     layerwise: dict              # overrides for ALBERT Figure 1: N >= 12, E of the ALBERT-style model
-    seq2seq_task: str
-    seq2seq_steps: int
     seq2seq: dict                # TransformerConfig fields of the Vanilla model
     eval_every: int
     depths: tuple                # the depth sweep of the memory and time experiment
@@ -66,7 +64,6 @@ QUICK = Settings(quick=True, seeds=(0, 1), pretrain_steps=30, pretrain_lr=3e-3, 
                              intermediate_size=64, num_hidden_layers=2),
                  embedding_sizes=(8, 16, 32),
                  layerwise=dict(num_hidden_layers=12, embedding_size=8),
-                 seq2seq_task="reverse", seq2seq_steps=100,
                  seq2seq=dict(hidden_size=32, num_attention_heads=2, intermediate_size=128,
                               num_hidden_layers=2, norm_position="pre"),
                  eval_every=10, depths=(2, 4, 8), timing_repeats=3,
@@ -105,7 +102,6 @@ FULL = Settings(quick=False, seeds=(0, 1, 2), pretrain_steps=500, pretrain_lr=3e
                             intermediate_size=256, num_hidden_layers=4),
                 embedding_sizes=(16, 32, 64),
                 layerwise=dict(num_hidden_layers=12, embedding_size=16),
-                seq2seq_task="scan", seq2seq_steps=600,
                 seq2seq=dict(hidden_size=64, num_attention_heads=4, intermediate_size=256,
                              num_hidden_layers=3, norm_position="pre"),
                 eval_every=100, depths=(2, 4, 8, 12), timing_repeats=9,
