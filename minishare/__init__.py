@@ -9,8 +9,10 @@ from minishare import backend
 from minishare.gradcheck import GradcheckError, gradcheck
 from minishare.random import manual_seed
 from minishare.tensor import Function, Tensor, as_tensor, is_grad_enabled, no_grad, tensor
+from minishare.threads import get_num_threads, set_num_threads
 from minishare.analysis.params import count_parameters      # noqa: E402 (needs the engine above)
 from minishare.checkpoint import CheckpointError, load, save  # noqa: E402
 
 __all__ = ["backend", "Tensor", "Function", "tensor", "as_tensor", "no_grad", "is_grad_enabled", "gradcheck",
-           "GradcheckError", "manual_seed", "count_parameters", "save", "load", "CheckpointError"]
+           "GradcheckError", "manual_seed", "count_parameters", "save", "load", "CheckpointError",
+           "set_num_threads", "get_num_threads"]

@@ -12,6 +12,7 @@ import sys
 from minishare import distributed, sharing
 from minishare.experiments import run_folder
 from minishare.files import atomic_write
+from minishare.threads import set_num_threads
 
 MODEL_TASKS = ("pretrain", "lm", "copy", "reverse", "sort", "addition", "scan")
 # train's flags that define a run (a fresh run's defaults); on --resume, the run's own values
@@ -31,6 +32,12 @@ def _schedule(text):
         except ValueError:
             raise argparse.ArgumentTypeError(f"bad schedule {text!r}: write set indices like 0,1,1,0")
     return text
+
+
+def _positive(text):
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return int(text)
 
 
 def build_parser():
@@ -76,6 +83,7 @@ def build_parser():
     t.add_argument("--data-parallel", action="store_true",
                    help="under `mpiexec -n K`: K processes share each global batch of --batch-size rows "
                    "(needs mpi4py: pip install mpi4py mpich); rank 0 writes the run")
+    _threads_flag(t, "; with --data-parallel, of each rank")
 
     c = sub.add_parser("count", help="parameter tables: presets, ALBERT Tables 1/3/4, or one configuration")
     c.add_argument("--preset", help="count one preset (with the overrides below) instead of the tables")
@@ -98,7 +106,14 @@ def build_parser():
     r.add_argument("--jobs", "-j", type=int, default=1,
                    help="training runs at once, one process and one BLAS thread each (e.g. the number of cores)")
     r.add_argument("--no-progress", action="store_true")
+    _threads_flag(r, "; --jobs workers use one each")
     return parser
+
+
+def _threads_flag(command, note=""):
+    command.add_argument("--threads", type=_positive, metavar="N",
+                         help="BLAS threads of this process (minishare.set_num_threads; default: the "
+                         f"library's own, one per core, or OPENBLAS_NUM_THREADS){note}")
 
 
 def _overrides(args):
@@ -198,6 +213,8 @@ def main(argv=None):
 def _run(command, args, parser, prefix):
     """``command(args)``; an error is one line on stderr and an exit status (see the module)."""
     try:
+        if getattr(args, "threads", None) is not None:
+            set_num_threads(args.threads)
         command(args)
     except run_folder.TrainingInterrupted as stop:
         print(f"{prefix}: {stop}; continue with: {parser.prog} train --out {stop.out} --resume",
@@ -216,7 +233,7 @@ def _run(command, args, parser, prefix):
         print(f"{prefix}: error: out of memory{f' ({err})' if str(err) else ''}: try a smaller model, "
               "batch or sequence length", file=sys.stderr)
         return 1
-    except ImportError as err:           # an optional package (mpi4py) that is not installed
+    except ImportError as err:           # an optional package (mpi4py, threadpoolctl) that is not installed
         print(f"{prefix}: error: {err}", file=sys.stderr)
         return 2
     except (ValueError, TypeError, OSError) as err:

@@ -40,6 +40,11 @@ def _accuracy(predictions, targets, keep):
     return float(hits.sum()) / max(int(keep.sum()), 1)
 
 
+def _masked(batch):
+    """The flat positions b·T + t that carry an MLM label, in order: (P,) host integers."""
+    return numpy.flatnonzero(batch["labels"] != IGNORE_INDEX)
+
+
 class PretrainingTask:
     """ALBERT pre-training: MLM plus sentence-order prediction ("sop") or next-sentence prediction
     ("nsp") as the second objective. Evaluation reports the MLM loss and accuracy on held-out
@@ -91,9 +96,11 @@ class PretrainingTask:
 
     @staticmethod
     def _forward(model, batch, label_name):
+        """The model on a batch, its MLM head run at the masked positions only (found here, on
+        the host, so a GPU never waits for their count)."""
         return model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
                      token_type_ids=batch["token_type_ids"], labels=batch["labels"],
-                     sentence_order_label=batch[label_name])
+                     sentence_order_label=batch[label_name], mlm_positions=_masked(batch))
 
     def loss(self, model, batch):
         out = self._forward(model, batch, self.train.label_name)
@@ -116,10 +123,10 @@ class PretrainingTask:
                 mlm_losses, mlm_hits, mlm_count, hits, count = [], 0.0, 0, 0.0, 0
                 for batch in batches:
                     out = self._forward(model, batch, label_name)
-                    keep = batch["labels"] != IGNORE_INDEX
-                    n = int(keep.sum())
+                    targets = batch["labels"].reshape(-1)[_masked(batch)]    # (P,)
+                    n = len(targets)
                     mlm_losses.append(out.mlm_loss.item() * n)
-                    mlm_hits += _accuracy(_predictions(out.prediction_logits), batch["labels"], keep) * n
+                    mlm_hits += float((_predictions(out.prediction_logits) == targets).sum())
                     mlm_count += n
                     labels = batch[label_name]
                     hits += float((_predictions(out.sop_logits) == labels).sum())

@@ -69,6 +69,7 @@ MASK = np.array([[1, 1, 1, 0], [1, 1, 1, 1]])               # sequence 0 ends in
 TOKEN_TYPES = np.array([[0, 0, 1, 1], [0, 1, 1, 1]])
 MLM_LABELS = np.array([[-100, 4, -100, -100], [6, -100, -100, 0]])
 SOP_LABELS = np.array([0, 1])
+MASKED = np.array([1, 4, 7])                                 # flat b*T + t of MLM_LABELS' labels
 
 
 def albert_forward(model, **kwargs):
@@ -280,14 +281,18 @@ def test_albert_for_pretraining_gradcheck(plan, norm):
     minishare.gradcheck(lambda *_: pretraining_losses(model), *params.values(), names=list(params))
 
 
+@pytest.mark.parametrize("positions", [None, MASKED], ids=["full-logits", "mlm_positions"])
 @pytest.mark.parametrize("norm", ["post", "pre"])
-def test_albert_pretraining_scalar_loss_gradcheck(norm):
-    """The model's own ``loss`` (MLM mean over labelled tokens + SOP mean), as training uses it."""
+def test_albert_pretraining_scalar_loss_gradcheck(norm, positions):
+    """The model's own ``loss`` (MLM mean over labelled tokens + SOP mean), as training uses it,
+    with the MLM head at every position or at the masked ones only."""
     model = build(AlbertForPreTraining, albert_config(norm_position=norm, **GRADCHECK_PLANS["cycle-rev-2-3"]))
     params = {"word_embeddings": model.albert.embeddings.word_embeddings.weight,
-              "ffn set 1 ffn.weight": model.albert.encoder.ffn_sets[1].sublayer.ffn.weight}
+              "ffn set 1 ffn.weight": model.albert.encoder.ffn_sets[1].sublayer.ffn.weight,
+              "predictions.dense.weight": model.predictions.dense.weight}
     minishare.gradcheck(lambda *_: albert_forward(model, labels=ids(MLM_LABELS),
-                                                  sentence_order_label=ids(SOP_LABELS)).loss,
+                                                  sentence_order_label=ids(SOP_LABELS),
+                                                  mlm_positions=None if positions is None else ids(positions)).loss,
                         *params.values(), names=list(params))
 
 
@@ -335,6 +340,38 @@ def test_pretraining_loss_is_mlm_plus_sop_cross_entropy():
     np.testing.assert_allclose(float(host(out.mlm_loss)), mlm, rtol=1e-6)
     np.testing.assert_allclose(float(host(out.sop_loss)), sop, rtol=1e-6)
     np.testing.assert_allclose(float(host(out.loss)), mlm + sop, rtol=1e-6)
+
+
+def test_mlm_head_at_the_masked_positions_only_gives_the_same_loss():
+    """ALBERT's reference runs the MLM head on the masked positions alone: the loss is the
+    full-logits cross-entropy over the labelled positions, computed here in NumPy."""
+    model = build(AlbertForPreTraining, albert_config())
+    full = albert_forward(model)                                         # no labels: (B, T, V)
+    out = albert_forward(model, labels=ids(MLM_LABELS), sentence_order_label=ids(SOP_LABELS),
+                         mlm_positions=ids(MASKED))
+    assert out.prediction_logits.shape == (3, V)
+    logits = host(full.prediction_logits)                                 # (B, T, V)
+    np.testing.assert_allclose(host(out.prediction_logits),
+                               np.stack([logits[0, 1], logits[1, 0], logits[1, 3]]), rtol=1e-10)
+    mlm = np_cross_entropy(logits.reshape(-1, V), MLM_LABELS.reshape(-1))
+    sop = np_cross_entropy(host(out.sop_logits), SOP_LABELS)
+    np.testing.assert_allclose(float(host(out.mlm_loss)), mlm, rtol=1e-10)
+    np.testing.assert_allclose(float(host(out.loss)), mlm + sop, rtol=1e-10)
+
+
+@pytest.mark.parametrize("positions", [[1, 4], [1, 4, 7, 2], [4, 1, 7], [1, 4, 8], [1, 1, 4, 7]],
+                         ids=["missing", "unlabelled", "unordered", "outside", "repeated"])
+def test_mlm_positions_must_be_the_labelled_positions(positions):
+    model = build(AlbertForPreTraining, albert_config())
+    with pytest.raises((ValueError, IndexError), match="mlm_positions|out of bounds"):
+        albert_forward(model, labels=ids(MLM_LABELS), mlm_positions=ids(positions))
+
+
+def test_mlm_positions_without_labels_score_those_positions():
+    model = build(AlbertForPreTraining, albert_config())
+    logits = host(albert_forward(model).prediction_logits)
+    some = host(albert_forward(model, mlm_positions=ids([0, 6])).prediction_logits)
+    np.testing.assert_allclose(some, np.stack([logits[0, 0], logits[1, 2]]), rtol=1e-10)
 
 
 def test_loss_of_a_float64_model_is_float64():

@@ -138,15 +138,16 @@ def test_pretraining_evaluate_on_an_untrained_model(objective, corpus):
 
 class ConstantPretrainer:
     """Knows every MLM answer (reads the labels) and always says sentence class 0; its MLM loss is
-    a fixed 0.5."""
+    a fixed 0.5. Like AlbertForPreTraining, it scores only the ``mlm_positions`` it is given
+    (row p: flat position mlm_positions[p])."""
 
     def __call__(self, input_ids, attention_mask=None, token_type_ids=None, labels=None,
-                 sentence_order_label=None):
+                 sentence_order_label=None, mlm_positions=None):
         labels = np.asarray(labels)
         V = int(labels.max()) + 1
-        logits = np.zeros(labels.shape + (V,))
-        rows, cols = np.nonzero(labels != IGNORE_INDEX)
-        logits[rows, cols, labels[rows, cols]] = 1.0
+        assert mlm_positions is not None and (labels.reshape(-1)[mlm_positions] != IGNORE_INDEX).all()
+        logits = np.zeros((len(mlm_positions), V))
+        logits[np.arange(len(mlm_positions)), labels.reshape(-1)[mlm_positions]] = 1.0
         sop = np.tile([1.0, 0.0], (labels.shape[0], 1))
         return ModelOutput(prediction_logits=minishare.tensor(logits), sop_logits=minishare.tensor(sop),
                            mlm_loss=minishare.tensor(0.5))

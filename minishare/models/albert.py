@@ -10,17 +10,19 @@ positions without an MLM target.
 from minishare import functional as F
 from minishare.models.config import AlbertConfig
 from minishare.models.embeddings import AlbertEmbeddings
-from minishare.models.inputs import check_batch, check_ids, check_like
+from minishare.models.hub import HubMixin
+from minishare.models.inputs import check_batch, check_ids, check_like, check_positions
 from minishare.models.outputs import ModelOutput
 from minishare.nn import Dropout, LayerNorm, Linear, Module, encoder, init, padding_mask
 from minishare.nn.transformer import ACTIVATIONS
 from minishare.tensor import Tensor
 
 
-class AlbertModel(Module):
+class AlbertModel(HubMixin, Module):
     """The encoder with its pooler. input_ids (B, T) -> last_hidden_state (B, T, H),
     pooler_output (B, H) = tanh(W h_[CLS] + b), and with ``output_hidden_states`` the N + 1 states
-    between layers (the embedding output first)."""
+    between layers (the embedding output first). ``save_pretrained`` / ``from_pretrained``:
+    Hugging Face's layout (``minishare.models.hub``)."""
 
     def __init__(self, config):
         super().__init__()
@@ -65,11 +67,23 @@ class AlbertMLMHead(Module):
         return self.decoder(self.LayerNorm(ACTIVATIONS[self.hidden_act](self.dense(h))))
 
 
-class AlbertForPreTraining(Module):
+class AlbertForPreTraining(HubMixin, Module):
     """ALBERT with its two pre-training heads. ``loss`` = MLM cross-entropy (over positions whose
     label is not -100) + sentence-order cross-entropy. Pass SOP labels (0 = in order, 1 = swapped)
     or NSP labels (0 = B follows A, 1 = B is random) as ``sentence_order_label``: the same binary
-    head on the pooled [CLS] state serves both tasks."""
+    head on the pooled [CLS] state serves both tasks. ``save_pretrained(DIR)`` writes Hugging
+    Face's ``AlbertForPreTraining`` layout, ``from_pretrained(DIR)`` reads it (``minishare.models.hub``).
+
+    ``prediction_logits`` are (B, T, V), scores at every position, as in Hugging Face's model.
+    Training needs them only at the masked positions, about 15% of them, so pass those as
+    ``mlm_positions`` and the MLM head runs there alone, as in ALBERT's reference code, which
+    gathers the hidden states at its ``masked_lm_positions`` before the head (Lan et al., 2019;
+    Devlin et al., 2019): ``mlm_positions`` (P,) integers, the flat indices b·T + t of the chosen
+    positions in increasing order, e.g. ``numpy.flatnonzero(labels != -100)``; then
+    ``prediction_logits`` is (P, V), row p scoring position ``mlm_positions[p]``. With ``labels``
+    they must be exactly the labelled positions, so the loss is the same number either way. The positions are
+    an input (computed on the host with the batch) because finding them in the labels on a GPU
+    would make the host wait for the device: their count depends on the data."""
 
     def __init__(self, config):
         super().__init__()
@@ -81,17 +95,24 @@ class AlbertForPreTraining(Module):
         init.bert_init_(self, std=config.initializer_range)   # (re-draws the encoder: simple, once)
 
     def forward(self, input_ids, attention_mask=None, token_type_ids=None, labels=None,
-                sentence_order_label=None, output_hidden_states=False):
+                sentence_order_label=None, output_hidden_states=False, mlm_positions=None):
         shape = check_ids(input_ids)                                         # (B, T)
         check_like(labels, shape, "labels")
         check_batch(sentence_order_label, shape[0], "sentence_order_label")
         out = self.albert(input_ids, attention_mask, token_type_ids, output_hidden_states)
-        logits = self.predictions(out.last_hidden_state)                     # (B, T, V)
+        h, targets = out.last_hidden_state, None                             # (B, T, H)
+        if labels is not None:
+            targets = _ids(labels).reshape(-1)                               # (B·T,)
+        if mlm_positions is not None:
+            positions = check_positions(mlm_positions, shape, targets)       # (P,)
+            h = h.reshape(-1, h.shape[-1])[positions]                        # (P, H)
+            targets = None if targets is None else targets[positions]        # (P,)
+        logits = self.predictions(h)                                         # (B, T, V) or (P, V)
         sop_logits = self.sop_classifier(self.dropout(out.pooler_output))    # (B, 2)
         mlm_loss = sop_loss = loss = None
         if labels is not None:
             V = logits.shape[-1]
-            mlm_loss = F.cross_entropy(logits.reshape(-1, V), _ids(labels).reshape(-1))
+            mlm_loss = F.cross_entropy(logits.reshape(-1, V), targets)
             loss = mlm_loss
         if sentence_order_label is not None:
             sop_loss = F.cross_entropy(sop_logits, _ids(sentence_order_label).reshape(-1))

@@ -47,3 +47,26 @@ def check_batch(value, batch, name):
     got = _shape(value, name)
     if got != (batch,):
         raise ValueError(f"{name} must have shape (batch,) = ({batch},), one per sequence, got {got}")
+
+
+def check_positions(positions, shape, labels=None, ignore_index=-100):
+    """``mlm_positions`` (P,): flat indices b·T + t into a (B, T) batch of ``shape``. With
+    ``labels`` (B·T,) they must be exactly the positions whose label is not ``ignore_index``, in
+    increasing order. The value checks go through ``backend.check`` (read with a training step's
+    one sync on a GPU). -> the positions as a Tensor of the active backend."""
+    got = _shape(positions, "mlm_positions")
+    if len(got) != 1 or positions.dtype.kind not in "iu":
+        raise ValueError(f"mlm_positions must be a vector (P,) of integer flat positions b*T + t, got "
+                         f"shape {got} and dtype {positions.dtype}; e.g. numpy.flatnonzero(labels != -100)")
+    positions = positions if isinstance(positions, Tensor) else Tensor(positions)
+    p, n = positions.data, shape[0] * shape[1]
+    bad = ((p < 0) | (p >= n)).any()
+    if got[0] > 1:
+        bad = bad | (p[1:] <= p[:-1]).any()
+    message = f"mlm_positions must be increasing flat positions in [0, B*T = {n})"
+    if labels is not None:
+        labelled = labels.data != ignore_index                           # (B·T,)
+        bad = bad | (labelled.sum() != got[0]) | ~labelled[backend.xp.clip(p, 0, n - 1)].all()
+        message += f", exactly those whose label is not {ignore_index}"
+    backend.check(bad, lambda: ValueError(message + "; e.g. numpy.flatnonzero(labels != -100)"))
+    return positions
