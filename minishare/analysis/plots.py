@@ -534,9 +534,9 @@ def plot_communication(counted, ring, timed=None, title_shape=""):
     """Left: megabytes each rank sends per data-parallel step (a ring Allreduce of the float32
     gradients) against the number of ranks K, one bar per sharing variant. ``counted``: {variant:
     {"bytes", ...}}; ``ring``: {variant: {str(K): bytes}}. Right (when ``timed`` is given): seconds
-    of a step's compute and of its Allreduce against the bytes the step sends, one point per
-    variant (median, bars min–max over rounds), with the line through the largest Allreduce that is
-    proportional to the bytes. ``timed``: {"buffer_bytes": {variant: bytes}, "times": {variant:
+    of a step's compute and of its Allreduce against the bytes the step sends, on log-log axes, one
+    point per variant (median, bars min–max over rounds), with the line of slope 1 (time
+    proportional to the bytes) through the largest Allreduce. ``timed``: {"buffer_bytes": {variant: bytes}, "times": {variant:
     {"compute_wall": [s, ...], "allreduce_wall": [...]}}}."""
     import statistics
     variants = list(counted)
@@ -566,16 +566,23 @@ def plot_communication(counted, ring, timed=None, title_shape=""):
             err = [[m - min(v) for m, v in zip(med, values)], [max(v) - m for m, v in zip(med, values)]]
             ax.errorbar(mb, med, yerr=err, fmt=marker + "-", capsize=3, label=label)
             if key == "compute_wall":
-                for name, x, top in zip(variants, mb, [m + e for m, e in zip(med, err[1])]):
-                    ax.annotate(name, (x, top), textcoords="offset points", xytext=(0, 6), ha="center",
-                                fontsize=7)
-            if key == "allreduce_wall":
+                order = sorted(range(len(mb)), key=lambda i: mb[i])     # neighbours above and below
+                for rank, i in enumerate(order):
+                    above = rank % 2 == 0
+                    ax.annotate(variants[i], (mb[i], max(values[i]) if above else min(values[i])),
+                                textcoords="offset points", xytext=(0, 5 if above else -5), ha="center",
+                                va="bottom" if above else "top", fontsize=7)
+            if key == "allreduce_wall":      # slope 1 on log-log axes, through the largest buffer
                 top = max(range(len(mb)), key=lambda i: mb[i])
-                ax.plot([0, mb[top]], [0, med[top]], "k:", linewidth=1, label="proportional to the bytes")
-        ax.set_xlim(0, 1.15 * max(mb))
-        ax.set_ylim(0, 1.15 * ax.get_ylim()[1])
-        ax.set_xlabel("MB (10⁶ bytes) the step's Allreduce sends")
-        ax.set_ylabel("seconds per step (median; bars min–max over rounds)")
+                low = min(mb) / 1.5
+                ax.plot([low, mb[top]], [med[top] * low / mb[top], med[top]], "k:", linewidth=1,
+                        label="proportional to the bytes")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(min(mb) / 1.6, max(mb) * 1.6)
+        ax.set_ylim(ax.get_ylim()[0], ax.get_ylim()[1] * 2)     # room for the names
+        ax.set_xlabel("MB (10⁶ bytes) the step's Allreduce sends (log)")
+        ax.set_ylabel("seconds per step (log; median, min–max bars)")
         ax.set_title("\n".join(textwrap.wrap(f"Timed ({title_shape}): compute against Allreduce", 50)))
-        ax.legend(fontsize=8, loc="center right")
+        ax.legend(fontsize=8, loc="center left")
     return fig

@@ -203,12 +203,13 @@ def report(result, figs):
         lines.append(f"The timed step did not run: {result.get('timed_missing', 'no timing in this result')}.")
         return "\n".join(lines)
     t, m = result["timed"], result["timing_model"]
-    lines += [f"A training step timed on {m['ranks']} ranks ({_timed_shape(result)}): seconds per step, "
-              f"median over {m['rounds']} rounds (one step of each variant per round, the order reversed "
-              "every other round), mean ± std (min–max) beside it. Compute: forward and backward of the "
-              "rank's share (wall clock; the larger of the two ranks). Allreduce: packing, sending and "
-              "unpacking the buffer, timed after a barrier.", "",
-              "| variant | buffer bytes | compute s | Allreduce s | Allreduce / compute |", "|---|---|---|---|---|"]
+    lines += [f"A training step timed on {m['ranks']} ranks ({_timed_shape(result)}), {m['rounds']} rounds "
+              "(one step of each variant per round, the order reversed every other round): seconds per "
+              "step as mean ± std (min–max) over the rounds, and the ratio of the medians. Compute: "
+              "forward and backward of the rank's share (wall clock; the larger of the two ranks). "
+              "Allreduce: packing, sending and unpacking the buffer, timed after a barrier.", "",
+              "| variant | buffer bytes | compute s | Allreduce s | Allreduce / compute (medians) |",
+              "|---|---|---|---|---|"]
     for name in VARIANTS:
         comp, comm = _spread(result, name, "compute_wall"), _spread(result, name, "allreduce_wall")
         lines.append(f"| {name} | {t['buffer_bytes'][name]:,} | {stats.fmt(comp, 4)} | {stats.fmt(comm, 5)} | "
