@@ -17,7 +17,7 @@ from minishare.analysis.params import count_parameters
 from minishare.models import AlbertConfig, AlbertForPreTraining, AlbertModel, BertForPreTraining
 from minishare.models.hub import HubError
 
-from conftest import const, host
+from conftest import const, dev, host
 
 safetensors_numpy = pytest.importorskip("safetensors.numpy")
 
@@ -367,3 +367,34 @@ def test_minishare_plans_run_the_same_in_hugging_face(tmp_path, fields, model_ty
     hf, info = hf_class.from_pretrained(tmp_path, dtype=torch.float64, output_loading_info=True)
     assert not info["missing_keys"] and not info["unexpected_keys"] and not info["mismatched_keys"]
     _assert_same(_outputs(model), _hf_outputs(torch, hf), atol=1e-10)
+
+
+# --- Figure 1 for a folder on disk ----------------------------------------------------------------
+def test_layerwise_command_on_a_pretrained_folder(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from minishare import cli
+    from minishare.analysis import layerwise
+    model = _model(sharing="sequence", num_unique_layers=2)
+    model.save_pretrained(tmp_path / "model")
+    ids, _, mask = _batch()
+    np.save(tmp_path / "ids.npy", ids)
+    (tmp_path / "ids.txt").write_text("\n".join(" ".join(map(str, row[m == 1])) for row, m in zip(ids, mask)))
+    # independent of the command: the encoder's own hidden states, measured directly
+    full = layerwise.layer_transitions(model, [{"input_ids": dev(ids), "attention_mask": dev(mask)}])
+    for name, expected in (("ids.npy", layerwise.layer_transitions(model, [{"input_ids": dev(ids)}])),
+                           ("ids.txt", full)):
+        out = tmp_path / name.replace(".", "_")
+        assert cli.main(["layerwise", "--pretrained", str(tmp_path / "model"), "--input-ids",
+                         str(tmp_path / name), "--out", str(out)]) == 0
+        record = json.loads((out / "layerwise.json").read_text())
+        np.testing.assert_allclose(record["l2"], expected["l2"], rtol=1e-12)
+        np.testing.assert_allclose(record["cosine_degrees"], expected["cosine_degrees"], rtol=1e-12)
+        assert (out / "layerwise.png").stat().st_size > 0 and record["layers"] == 4
+    assert cli.main(["layerwise", "--pretrained", str(tmp_path / "model"), "--out", str(tmp_path / "r"),
+                     "--batch-size", "2", "--seq-len", "6"]) == 0
+    assert "used real text" in capsys.readouterr().out
+    assert json.loads((tmp_path / "r" / "layerwise.json").read_text())["tokens"] == 12
+    (tmp_path / "bad.txt").write_text("1 2 50\n")
+    assert cli.main(["layerwise", "--pretrained", str(tmp_path / "model"), "--input-ids",
+                     str(tmp_path / "bad.txt"), "--out", str(tmp_path / "x")]) == 2
+    assert "ids must lie in 0..49" in capsys.readouterr().err
