@@ -1,14 +1,14 @@
-"""Weights in and out in Hugging Face's layout: a folder with ``config.json`` and ``model.safetensors``.
+"""Weights in and out in Hugging Face's layout: a folder with ``config.json`` and ``model.safetensors``. ::
 
     model.save_pretrained("my-albert")                         # Hugging Face's names and config
     model = AlbertForPreTraining.from_pretrained("my-albert")  # also folders transformers wrote
 
-What maps to what (each distinct minishare tensor is written once, under the name of its group):
+What maps to what (each distinct minishare tensor is written once, under the name of its group)::
 
-    minishare (AlbertForPreTraining)        Hugging Face AlbertForPreTraining (G groups, set s = group g)
+    minishare (AlbertForPreTraining)        Hugging Face AlbertForPreTraining (set s = group g, K = 1)
     albert.embeddings.*                     albert.embeddings.*
-    albert.embeddings.embedding_hidden_     albert.encoder.embedding_hidden_mapping_in
-        mapping_in
+    albert.embeddings.                      albert.encoder.embedding_hidden_mapping_in
+        embedding_hidden_mapping_in
     encoder.attention_sets.{s}.sublayer.q   albert.encoder.albert_layer_groups.{g}.albert_layers.0.
         /k/v/dense, .LayerNorm                  attention.{query,key,value,dense,LayerNorm}
     encoder.ffn_sets.{s}.sublayer.ffn,      ....albert_layers.0.ffn, .ffn_output,
