@@ -421,3 +421,20 @@ def test_layerwise_command_on_a_pretrained_folder(tmp_path, capsys):
     assert cli.main(["layerwise", "--pretrained", str(tmp_path / "model"), "--input-ids",
                      str(tmp_path / "bad.txt"), "--out", str(tmp_path / "x")]) == 2
     assert "ids must lie in 0..49" in capsys.readouterr().err
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("embedding_size, model_type", [(8, "albert"), (16, "albert"), (16, "bert")])
+def test_base_model_folders_open_in_hugging_faces_AutoModel(tmp_path, embedding_size, model_type):
+    torch, transformers = _hf()
+    model = _model(AlbertModel, embedding_size=embedding_size, sharing="not-shared")
+    model.save_pretrained(tmp_path, model_type=model_type)
+    hf, info = transformers.AutoModel.from_pretrained(tmp_path, dtype=torch.float64, output_loading_info=True)
+    assert type(hf).__name__ == {"albert": "AlbertModel", "bert": "BertModel"}[model_type]
+    assert not any(info.values())
+    ids, types, mask = _batch()
+    with torch.no_grad():
+        expected = hf(input_ids=torch.tensor(ids), token_type_ids=torch.tensor(types),
+                      attention_mask=torch.tensor(mask)).last_hidden_state.numpy()
+    np.testing.assert_allclose(host(model(const(ids), const(mask), const(types)).last_hidden_state), expected,
+                               rtol=0, atol=1e-10)
