@@ -136,6 +136,29 @@ def test_base_model_reads_the_encoder_of_a_pretraining_folder(tmp_path):
         AlbertForPreTraining.from_pretrained(tmp_path / "base")
 
 
+def test_older_checkpoints_buffers_and_tensorflow_names_are_read(tmp_path):
+    """Files converted long ago carry position_ids buffers, LayerNorm gamma/beta, the tied decoder
+    weight and bias under their own names, and (albert-base-v2) no SOP head."""
+    model = _model()
+    model.save_pretrained(tmp_path)
+
+    def age(tensors):
+        for name in [n for n in tensors if "LayerNorm" in n]:
+            tensors[name.replace(".weight", ".gamma").replace(".bias", ".beta")] = tensors.pop(name)
+        tensors["albert.embeddings.position_ids"] = np.arange(20)[None]
+        tensors["predictions.decoder.weight"] = tensors["albert.embeddings.word_embeddings.weight"]
+        tensors["predictions.decoder.bias"] = tensors["predictions.bias"]
+    _rewrite(tmp_path, age)
+    _assert_same(_outputs(model), _outputs(AlbertForPreTraining.from_pretrained(tmp_path)))
+    _rewrite(tmp_path, lambda t: (t.pop("sop_classifier.classifier.weight"), t.pop("sop_classifier.classifier.bias")))
+    with pytest.raises(HubError, match="missing sop_classifier.*AlbertModel.from_pretrained reads the encoder"):
+        AlbertForPreTraining.from_pretrained(tmp_path)
+    ids, types, mask = _batch()
+    np.testing.assert_array_equal(
+        host(AlbertModel.from_pretrained(tmp_path).double()(const(ids), const(mask), const(types)).last_hidden_state),
+        host(model.albert(const(ids), const(mask), const(types)).last_hidden_state))
+
+
 def test_float32_stays_float32(tmp_path):
     model = AlbertForPreTraining(AlbertConfig(**TINY))
     model.save_pretrained(tmp_path)
@@ -398,3 +421,20 @@ def test_layerwise_command_on_a_pretrained_folder(tmp_path, capsys):
     assert cli.main(["layerwise", "--pretrained", str(tmp_path / "model"), "--input-ids",
                      str(tmp_path / "bad.txt"), "--out", str(tmp_path / "x")]) == 2
     assert "ids must lie in 0..49" in capsys.readouterr().err
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("embedding_size, model_type", [(8, "albert"), (16, "albert"), (16, "bert")])
+def test_base_model_folders_open_in_hugging_faces_AutoModel(tmp_path, embedding_size, model_type):
+    torch, transformers = _hf()
+    model = _model(AlbertModel, embedding_size=embedding_size, sharing="not-shared")
+    model.save_pretrained(tmp_path, model_type=model_type)
+    hf, info = transformers.AutoModel.from_pretrained(tmp_path, dtype=torch.float64, output_loading_info=True)
+    assert type(hf).__name__ == {"albert": "AlbertModel", "bert": "BertModel"}[model_type]
+    assert not any(info.values())
+    ids, types, mask = _batch()
+    with torch.no_grad():
+        expected = hf(input_ids=torch.tensor(ids), token_type_ids=torch.tensor(types),
+                      attention_mask=torch.tensor(mask)).last_hidden_state.numpy()
+    np.testing.assert_allclose(host(model(const(ids), const(mask), const(types)).last_hidden_state), expected,
+                               rtol=0, atol=1e-10)

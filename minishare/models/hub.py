@@ -53,7 +53,9 @@ only here). PyTorch's ``pytorch_model.bin`` and other ``.bin``/``.pt`` files are
 run code when loaded: they are refused, never opened. dtypes: a folder whose tensors are all
 float64 loads as float64; float32, float16 and bfloat16 load as float32 (a widening, exact);
 ``dtype=`` chooses another. The buffers ``position_ids`` and ``token_type_ids`` that older
-checkpoints carry are skipped (they are ``arange(P)`` and zeros, which the model builds itself).
+checkpoints carry are skipped (they are ``arange(P)`` and zeros, which the model builds itself), and
+LayerNorm parameters named ``gamma`` and ``beta`` (checkpoints converted from TensorFlow) are read
+as ``weight`` and ``bias``, as transformers does.
 """
 import json
 import os
@@ -454,7 +456,7 @@ def _entries(directory):
 def _match_prefix(entries, names, model_type, heads, directory):
     """Names as ``names`` spells them: a base-model file ("embeddings....") read into a model with
     heads is refused; a file with heads read into a base model drops the prefix and the heads."""
-    entries = {name: (*e, name) for name, e in entries.items() if not name.endswith(_BUFFERS)}
+    entries = {_renamed(name): (*e, name) for name, e in entries.items() if not name.endswith(_BUFFERS)}
     top = f"{model_type}."
     prefixed = any(name.startswith(top) for name in entries)
     if heads and not prefixed:
@@ -466,6 +468,16 @@ def _match_prefix(entries, names, model_type, heads, directory):
     return entries
 
 
+def _renamed(name):
+    """Checkpoints converted from TensorFlow name LayerNorm's gain and shift gamma and beta
+    (Google's BERT, and files on the Hugging Face hub that kept those names); transformers renames
+    them on load, and so does this."""
+    for old, new in ((".gamma", ".weight"), (".beta", ".bias")):
+        if name.endswith(old) and "LayerNorm" in name:
+            return name[: -len(old)] + new
+    return name
+
+
 def _check_entries(entries, names, optional, shapes, directory):
     """Every expected tensor present, none unexpected, each of the configuration's shape and a
     floating-point dtype; all problems reported together."""
@@ -473,7 +485,9 @@ def _check_entries(entries, names, optional, shapes, directory):
     missing = sorted(name for name in names if name not in entries)
     unexpected = sorted(name for name in entries if name not in names and name not in optional)
     if missing:
-        problems.append("missing " + ", ".join(missing))
+        hint = (" (the folder lacks pre-training heads: AlbertModel.from_pretrained reads the encoder "
+                "alone)" if all(name.startswith(_HEADS) for name in missing) else "")
+        problems.append("missing " + ", ".join(missing) + hint)
     if unexpected:
         problems.append("unexpected " + ", ".join(unexpected))
     expected = dict(names)
