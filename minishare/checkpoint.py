@@ -44,8 +44,8 @@ class CheckpointError(ValueError):
 
 def _model_classes():
     from minishare import models
-    return {cls.__name__: cls for cls in (models.AlbertForPreTraining, models.AlbertModel,
-                                          models.EncoderDecoderModel, models.DecoderLM)}
+    return {cls.__name__: cls for cls in (models.AlbertForPreTraining, models.BertForPreTraining,
+                                          models.AlbertModel, models.EncoderDecoderModel, models.DecoderLM)}
 
 
 def aliases(model):

@@ -1,4 +1,4 @@
-"""The command line: ``python -m minishare {train,count,plan,reproduce} --help``.
+"""The command line: ``python -m minishare {train,count,plan,reproduce,layerwise} --help``.
 
 Bad arguments get one line on stderr and exit status 2, never a traceback. A training run that
 diverges ends with one line and status 1; one stopped by Ctrl-C (SIGINT) or SIGTERM saves, prints
@@ -99,6 +99,17 @@ def build_parser():
     p.add_argument("--num-unique-layers", "-M", type=int)
     p.add_argument("--draw", metavar="FILE", help="save the positions x parameter-sets grid (PNG/SVG)")
 
+    w = sub.add_parser("layerwise", help="ALBERT's Figure 1 for a pretrained ALBERT or BERT in Hugging "
+                       "Face's layout (a folder with config.json and model.safetensors)")
+    w.add_argument("--pretrained", required=True, metavar="DIR", help="the model's folder")
+    w.add_argument("--input-ids", metavar="FILE", help="ids from the model's own tokenizer: a .npy array "
+                   "(B, T) or a text file, one sequence of whitespace-separated ids per line (default: "
+                   "random ids from the model's vocabulary, with a note)")
+    w.add_argument("--batch-size", type=int, default=8, help="random sequences (default 8)")
+    w.add_argument("--seq-len", type=int, default=128, help="tokens per random sequence (default 128)")
+    w.add_argument("--seed", type=int, default=0)
+    w.add_argument("--out", default="runs/layerwise", help="folder for layerwise.json and layerwise.png/.svg")
+
     r = sub.add_parser("reproduce", help="run the experiments and write the report with its figures")
     r.add_argument("--out", default="runs/reproduce")
     r.add_argument("--quick", action="store_true", help="small settings that finish in minutes (CI)")
@@ -192,6 +203,19 @@ def _show(value):
     return ",".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
+def cmd_layerwise(args):
+    from minishare.analysis import layerwise
+    for flag in ("batch_size", "seq_len"):
+        if getattr(args, flag) < 1:
+            raise ValueError(f"--{flag.replace('_', '-')} must be at least 1, got {getattr(args, flag)}")
+    record = layerwise.pretrained_figure(args.pretrained, args.out, args.input_ids, args.batch_size,
+                                         args.seq_len, args.seed)
+    print(f"{'layer':>5}  {'L2 distance':>11}  {'angle (deg)':>11}")
+    for l, (d, a) in enumerate(zip(record["l2"], record["cosine_degrees"]), start=1):
+        print(f"{l:>5}  {d:>11.4f}  {a:>11.4f}")
+    print(f"numbers and figure written to {args.out}/layerwise.json, layerwise.png, layerwise.svg")
+
+
 def cmd_reproduce(args):
     from minishare.experiments import reproduce
     report = reproduce.run(args.out, quick=args.quick, only=args.only, progress=not args.no_progress,
@@ -202,7 +226,8 @@ def cmd_reproduce(args):
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
-    commands = {"train": cmd_train, "count": cmd_count, "plan": cmd_plan, "reproduce": cmd_reproduce}
+    commands = {"train": cmd_train, "count": cmd_count, "plan": cmd_plan, "reproduce": cmd_reproduce,
+                "layerwise": cmd_layerwise}
     prefix = f"{parser.prog} {args.command}"
     status = _run(commands[args.command], args, parser, prefix)
     if status and getattr(args, "data_parallel", False) and distributed.launched_ranks() > 1:

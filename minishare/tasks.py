@@ -10,7 +10,7 @@ A task answers four questions, so the loop never needs to know which model it tr
     task.make_model_inputs(batch)  (optional) nothing else is needed by the loop
 
 and two more for data-parallel training (``minishare.distributed``), which weights each rank's
-share of a batch by how many of the batch's items it holds:
+share of a batch by how many of the batch's items it holds::
 
     task.loss_terms(model, batch)  {name: Tensor}: the loss as a sum of means (a single mean is
                                    named "loss"), the other names reported as metrics

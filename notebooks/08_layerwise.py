@@ -149,3 +149,39 @@ guess = None
 u, v = np.random.default_rng(1).standard_normal((2, 10_000, 32))
 angles = np.degrees(np.arccos((u * v).sum(-1) / (np.linalg.norm(u, axis=-1) * np.linalg.norm(v, axis=-1))))
 print(course.reveal(guess, round(float(angles.mean()), 1), "mean angle of random vector pairs (degrees)"))
+
+# %% [markdown]
+# ## 8.7 Your own pretrained ALBERT or BERT
+#
+# The curves above come from tiny models trained for minutes. The paper's come from ALBERT-large
+# and BERT-large. If you have a real pretrained ALBERT or BERT on disk in Hugging Face's layout (a
+# folder with `config.json` and `model.safetensors`, e.g. one that `transformers`' `save_pretrained`
+# wrote), minishare reads it (`AlbertModel.from_pretrained`) and measures the same two curves on the
+# real 12- or 24-layer model. From a terminal:
+#
+#     python -m minishare layerwise --pretrained DIR --input-ids ids.npy --out runs/fig1
+#
+# The ids must come from the model's own tokenizer (e.g. `tokenizer(text)["input_ids"]` in
+# `transformers`, saved with `np.save`): minishare's BPE is not that model's vocabulary. Without
+# them the command measures random ids from the model's vocabulary and says so; the paper measured
+# real text. Nothing is downloaded here: set `pretrained` to your folder. Left as None, the cell
+# writes a tiny, untrained 12-layer ALBERT in that layout with minishare's own `save_pretrained`
+# and measures it instead.
+
+# %%
+import os
+import tempfile
+
+from minishare.models import AlbertForPreTraining
+
+pretrained = None                                  # your folder, e.g. "/data/albert-large-v2"
+if pretrained is None:
+    pretrained = os.path.join(tempfile.mkdtemp(), "tiny-albert")
+    minishare.manual_seed(0)
+    AlbertForPreTraining(AlbertConfig(vocab_size=200, embedding_size=16, hidden_size=32, num_hidden_layers=12,
+                                      num_attention_heads=2, intermediate_size=64,
+                                      max_position_embeddings=32)).save_pretrained(pretrained)
+print(sorted(os.listdir(pretrained)))
+record = layerwise.pretrained_figure(pretrained, os.path.join(tempfile.mkdtemp(), "fig1"), seq_len=32)
+plots.plot_layer_transitions({f"{record['model_type']}, N = {record['layers']}": record},
+                             title=f"{record['pretrained']} on {record['input']}")

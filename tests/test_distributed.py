@@ -83,6 +83,31 @@ def test_two_shards_with_different_masked_counts_give_the_whole_batch_gradient(t
     assert not all(np.allclose(averaged[name], whole[name], rtol=1e-3, atol=1e-8) for name in whole)
 
 
+@pytest.mark.parametrize("name", ["copy", "lm"])
+def test_the_other_tasks_split_into_the_whole_batch_gradient(name, text_corpus):
+    """Seq2seq: a mean over the target tokens that are not padding (the shards hold different
+    numbers); LM: over every window's T - 1 targets. Three ranks, 7 rows: 3 + 2 + 2."""
+    from minishare.experiments.common import build_model, make_config
+    task, V = make_task(name, seed=0, batch_size=7, seq_len=16, corpus=str(text_corpus), vocab_size=80)
+    model = build_model(name, make_config(name, V, overrides=dict(hidden_size=16, num_attention_heads=2,
+                                                                 intermediate_size=32, num_hidden_layers=2),
+                                          seq_len=16)).double()
+    batch = task.batch(0)
+    if name == "copy":
+        counts = [task.loss_counts(distributed.shard(batch, 3, r))["loss"] for r in range(3)]
+        assert len(set(c / len(distributed.shard(batch, 3, r)["src"]) for r, c in enumerate(counts))) > 1
+    task.loss(model, batch)[0].backward()
+    whole = gradients(model)
+    summed = {}
+    for rank in range(3):
+        model.zero_grad()
+        sum(distributed.scaled_terms(task, model, batch, 3, rank).values()).backward()
+        for key, g in gradients(model).items():
+            summed[key] = summed.get(key, 0) + g
+    for key in whole:
+        np.testing.assert_allclose(summed[key], whole[key], rtol=1e-10, atol=1e-13, err_msg=key)
+
+
 def test_the_buffer_holds_each_distinct_parameter_once():
     sizes = {}
     for sharing in ("not-shared", "all-shared"):

@@ -328,6 +328,45 @@ def flops_rows(settings):
     ]
 
 
+# --- chapter 12: communication of data-parallel training ----------------------------------------------
+def communication_table(figures):
+    """The Allreduce bytes of ALBERT's four variants at the ALBERT-base shape (counted) and the
+    step timed on 2 ranks (compute against Allreduce, over rounds)."""
+    loaded = load(figures, "communication")
+    if loaded is None:
+        return claims_table("communication", figures, lambda s: [])
+    settings, result = loaded
+    counted, ring = result.get("counted", {}), result.get("ring_bytes", {})
+    Ks = result.get("ranks", [])
+    mb = lambda n: f"{n / 1e6:,.1f}"
+    rows = [(name, cell(lambda r=r: f"{_get(r, 'parameters'):,}"), cell(lambda r=r: mb(_get(r, "bytes"))),
+             cell(lambda r=r: f"{_get(r, 'bytes') / _get(counted, 'not-shared', 'bytes'):.3f}"),
+             *[cell(lambda name=name, K=K: mb(_get(ring, name, str(K)))) for K in Ks])
+            for name, r in counted.items()]
+    text = markdown_table(("variant", "distinct parameters", "gradient MB per step", "vs not-shared",
+                           *[f"MB sent per rank, K = {K}" for K in Ks]), rows)
+    text += ("\n\nCounted at the ALBERT-base shape (V = 30,000, E = 128, H = 768, N = 12) for the "
+             "pre-training model with its heads, each distinct tensor once, float32; a ring Allreduce "
+             "sends 2 (K − 1) / K of the buffer from each rank. MB = 10^6 bytes.\n")
+    timed = result.get("timed")
+    if not timed:
+        why = result.get("timed_missing", "no timing in this result")
+        return text + f"\nThe timed step is not in this run: {why}.\n\n" + source_line("communication", {**settings, "seeds": None}) + "\n"
+    model = result.get("timing_model", {})
+    times = timed.get("times", {})
+    rows = [(name, cell(lambda name=name: f"{_get(timed, 'buffer_bytes', name):,}"),
+             cell(lambda name=name: num(stats.spread(_get(times, name, "compute_wall")), 4)),
+             cell(lambda name=name: num(stats.spread(_get(times, name, "allreduce_wall")), 5)))
+            for name in times]
+    text += ("\n" + markdown_table(("variant", "buffer bytes", "compute s per step", "Allreduce s per step"), rows)
+             + f"\n\nTimed on {model.get('ranks', '?')} ranks of one machine (albert-tiny shape, N = "
+             f"{model.get('num_hidden_layers', '?')}, global batch {' × '.join(map(str, model.get('batch', [])))}), "
+             f"{model.get('rounds', '?')} rounds, one step of each variant per round: mean ± std (min–max) "
+             "over the rounds. Compute: forward and backward of a rank's share; Allreduce: after a barrier, "
+             "so the wait for the slower rank is not in it.\n\n" + source_line("communication", {**settings, "seeds": None}) + "\n")
+    return text
+
+
 # --- chapter 6: ACT -------------------------------------------------------------------------------------
 def act_rows(settings):
     def mean(stack):
@@ -361,6 +400,7 @@ def tables(figures):
         "takase": takase_table(figures, "takase", "loss"),
         "lm": takase_table(figures, "lm", "perplexity", paper=False),
         "memory": claims_table("memory", figures, memory_rows),
+        "communication": communication_table(figures),
         "flops": claims_table("flops", figures, flops_rows),
         "act": claims_table("act", figures, act_rows),
         "regularizer": claims_table("regularizer", figures, regularizer_rows),

@@ -47,7 +47,7 @@ def macs_per_token(config, seq_len=512, heads=True):
     V, E, H, I = config.vocab_size, config.embedding_size, config.hidden_size, config.intermediate_size
     N, T = config.num_hidden_layers, seq_len
     parts = {
-        "embedding projection": E * H if E != H else 0,
+        "embedding projection": E * H if config.has_embedding_projection else 0,
         "attention projections": N * 4 * H * H,
         "attention scores": N * 2 * T * H,
         "FFN": N * 2 * H * I,

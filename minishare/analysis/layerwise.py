@@ -115,3 +115,85 @@ def state_norms(model, batches):
     if not n_tokens:
         raise ValueError("state_norms needs at least one non-padding token in the batches")
     return [s / n_tokens for s in sums]
+
+
+# --- Figure 1 for a pretrained model on disk ------------------------------------------------------
+RANDOM_IDS_NOTE = ("no --input-ids: measuring on {B} sequences of {T} token ids drawn uniformly from "
+                   "the model's vocabulary (V = {V}). The paper's Figure 1 used real text: these numbers "
+                   "describe the model on noise. For real text, tokenize it with the model's own "
+                   "tokenizer and pass the ids with --input-ids (minishare's BPE is not its vocabulary).")
+
+
+def load_input_ids(path, vocab_size, max_positions):
+    """Token ids from ``path``: a ``.npy`` integer array (B, T) or (T,), or a text file with one
+    sequence of whitespace-separated ids per line (shorter lines are padded and masked). The ids
+    must come from the model's own tokenizer. -> (input_ids (B, T), attention_mask (B, T)), host
+    NumPy arrays."""
+    import numpy   # host-side file reading
+    if str(path).endswith(".npy"):
+        ids = numpy.load(path, allow_pickle=False)
+        if ids.ndim == 1:
+            ids = ids[None]
+        if ids.ndim != 2 or ids.dtype.kind not in "iu":
+            raise ValueError(f"{path}: expected integer ids of shape (B, T) or (T,), got {ids.dtype} {ids.shape}")
+        mask = numpy.ones(ids.shape, dtype=numpy.int64)
+    else:
+        with open(path, encoding="utf-8") as f:
+            try:
+                rows = [[int(v) for v in line.split()] for line in f if line.strip()]
+            except ValueError as error:
+                raise ValueError(f"{path}: a line holds something that is not an integer id ({error})") from None
+        if not rows:
+            raise ValueError(f"{path}: no token ids")
+        T = max(map(len, rows))
+        ids = numpy.zeros((len(rows), T), dtype=numpy.int64)
+        mask = numpy.zeros((len(rows), T), dtype=numpy.int64)
+        for i, row in enumerate(rows):
+            ids[i, :len(row)], mask[i, :len(row)] = row, 1
+    if ids.size == 0 or ids.min() < 0 or ids.max() >= vocab_size:
+        raise ValueError(f"{path}: ids must lie in 0..{vocab_size - 1} (the model's vocabulary), got "
+                         f"{ids.min() if ids.size else 'none'}..{ids.max() if ids.size else ''}")
+    if ids.shape[1] > max_positions:
+        raise ValueError(f"{path}: sequences of {ids.shape[1]} tokens, more than the model's "
+                         f"max_position_embeddings = {max_positions}")
+    return ids.astype(numpy.int64), mask
+
+
+def pretrained_figure(directory, out, input_ids=None, batch_size=8, seq_len=128, seed=0, say=print):
+    """ALBERT's Figure 1 for the model in ``directory`` (Hugging Face's layout, ALBERT or BERT):
+    its encoder is loaded with ``AlbertModel.from_pretrained`` (heads ignored), measured by
+    ``layer_transitions`` on the ids of ``input_ids`` (see ``load_input_ids``) or, without them, on
+    random ids from the model's vocabulary (``say`` prints a note saying so), and written to
+    ``out/layerwise.json`` and ``out/layerwise.png`` / ``.svg``. Returns the JSON record."""
+    import json
+    import os
+
+    import numpy   # host-side random ids
+    from minishare.analysis import plots
+    from minishare.files import atomic_write
+    from minishare.models import AlbertModel
+    model = AlbertModel.from_pretrained(directory)
+    config = model.config
+    if input_ids is None:
+        T = min(seq_len, config.max_position_embeddings)
+        ids = numpy.random.default_rng(seed).integers(0, config.vocab_size, (batch_size, T))
+        mask = numpy.ones_like(ids)
+        say(RANDOM_IDS_NOTE.format(B=batch_size, T=T, V=config.vocab_size))
+    else:
+        ids, mask = load_input_ids(input_ids, config.vocab_size, config.max_position_embeddings)
+    result = layer_transitions(model, [{"input_ids": backend.asarray(ids), "attention_mask": backend.asarray(mask)}])
+    with open(os.path.join(directory, "config.json"), encoding="utf-8") as f:
+        model_type = json.load(f)["model_type"]
+    record = {"pretrained": os.fspath(directory), "model_type": model_type,
+              "layers": config.num_hidden_layers, "hidden_size": config.hidden_size,
+              "embedding_size": config.embedding_size, "plan": str(config.plan()),
+              "input": os.fspath(input_ids) if input_ids is not None else "random ids",
+              "tokens": int(mask.sum()), **result}
+    os.makedirs(out, exist_ok=True)
+    with atomic_write(os.path.join(out, "layerwise.json")) as f:
+        json.dump(record, f, indent=1)
+    name = f"{os.path.basename(os.path.normpath(directory))} ({model_type})"
+    title = (f"{name}: N = {config.num_hidden_layers}, H = {config.hidden_size}, E = {config.embedding_size}, "
+             f"plan {config.plan().name}; {record['tokens']} tokens of {record['input']}")
+    plots.save_figure(plots.plot_layer_transitions({name: result}, title=title), os.path.join(out, "layerwise"))
+    return record

@@ -528,3 +528,61 @@ def plot_ponder_time(strips, curves, max_steps, title):
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncols=2, fontsize=8)
     fig.suptitle(title, fontsize=10)
     return fig
+
+
+def plot_communication(counted, ring, timed=None, title_shape=""):
+    """Left: megabytes each rank sends per data-parallel step (a ring Allreduce of the float32
+    gradients) against the number of ranks K, one bar per sharing variant. ``counted``: {variant:
+    {"bytes", ...}}; ``ring``: {variant: {str(K): bytes}}. Right (when ``timed`` is given): seconds
+    of a step's compute and of its Allreduce against the bytes the step sends, on log-log axes, one
+    point per variant (median, bars min–max over rounds), with the line of slope 1 (time
+    proportional to the bytes) through the largest Allreduce. ``timed``: {"buffer_bytes": {variant: bytes}, "times": {variant:
+    {"compute_wall": [s, ...], "allreduce_wall": [...]}}}."""
+    import statistics
+    variants = list(counted)
+    if not variants:
+        raise ValueError("plot_communication needs at least one variant")
+    fig, axes = _figure(ncols=2 if timed else 1, width=5.6)
+    ax = axes[0][0]
+    Ks = sorted(int(K) for K in ring[variants[0]])
+    width = 0.8 / len(variants)
+    for i, name in enumerate(variants):
+        xs = [k + (i - (len(variants) - 1) / 2) * width for k in range(len(Ks))]
+        ax.bar(xs, [ring[name][str(K)] / 1e6 for K in Ks], width, color=f"C{i}", label=name)
+    ax.set_xticks(range(len(Ks)))
+    ax.set_xticklabels([str(K) for K in Ks])
+    ax.set_xlabel("ranks K")
+    ax.set_ylabel("MB (10⁶ bytes) sent per rank and step")
+    ax.set_title("ALBERT-base shape, counted: ring Allreduce of the\n"
+                 "gradients, 2 (K − 1) / K × 4 bytes × distinct parameters")
+    ax.legend(fontsize=8)
+    if timed:
+        ax = axes[0][1]
+        mb = [timed["buffer_bytes"][name] / 1e6 for name in variants]
+        for key, label, marker in (("compute_wall", "compute (forward + backward)", "o"),
+                                   ("allreduce_wall", "Allreduce", "s")):
+            values = [timed["times"][name][key] for name in variants]
+            med = [statistics.median(v) for v in values]
+            err = [[m - min(v) for m, v in zip(med, values)], [max(v) - m for m, v in zip(med, values)]]
+            ax.errorbar(mb, med, yerr=err, fmt=marker + "-", capsize=3, label=label)
+            if key == "compute_wall":
+                order = sorted(range(len(mb)), key=lambda i: mb[i])     # neighbours above and below
+                for rank, i in enumerate(order):
+                    above = rank % 2 == 0
+                    ax.annotate(variants[i], (mb[i], max(values[i]) if above else min(values[i])),
+                                textcoords="offset points", xytext=(0, 5 if above else -5), ha="center",
+                                va="bottom" if above else "top", fontsize=7)
+            if key == "allreduce_wall":      # slope 1 on log-log axes, through the largest buffer
+                top = max(range(len(mb)), key=lambda i: mb[i])
+                low = min(mb) / 1.5
+                ax.plot([low, mb[top]], [med[top] * low / mb[top], med[top]], "k:", linewidth=1,
+                        label="proportional to the bytes")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(min(mb) / 1.6, max(mb) * 1.6)
+        ax.set_ylim(ax.get_ylim()[0], ax.get_ylim()[1] * 2)     # room for the names
+        ax.set_xlabel("MB (10⁶ bytes) the step's Allreduce sends (log)")
+        ax.set_ylabel("seconds per step (log; median, min–max bars)")
+        ax.set_title("\n".join(textwrap.wrap(f"Timed ({title_shape}): compute against Allreduce", 50)))
+        ax.legend(fontsize=8, loc="center left")
+    return fig

@@ -99,7 +99,7 @@ def run_training(task="pretrain", preset="albert-tiny", overrides=None, objectiv
     dp = distributed.DataParallel(seed) if data_parallel else None
     if dp is not None and batch_size < dp.size:
         raise run_folder.BadArgument("batch_size", f"must be at least the number of ranks ({dp.size}) "
-                                     "with data_parallel: every rank takes a share of the batch", batch_size)
+                                     "in data-parallel training: every rank takes a share of the batch", batch_size)
     writes = dp is None or dp.rank == 0
     ckpt = os.path.join(out, "checkpoint.npz")
     tokenizer = None

@@ -14,9 +14,9 @@ report still includes every cached one.
 import json
 import os
 
-from minishare.experiments import (exp_act, exp_albert, exp_embedding_size, exp_flops, exp_gradnorms, exp_layerwise,
-                                   exp_lm, exp_memory, exp_params, exp_plans, exp_regularizer, exp_sop_nsp,
-                                   exp_takase, exp_tying)
+from minishare.experiments import (exp_act, exp_albert, exp_communication, exp_embedding_size, exp_flops,
+                                   exp_gradnorms, exp_layerwise, exp_lm, exp_memory, exp_params, exp_plans,
+                                   exp_regularizer, exp_sop_nsp, exp_takase, exp_tying)
 from minishare.experiments import runs
 from minishare.experiments.settings import FULL, QUICK
 from minishare.files import atomic_write
@@ -34,6 +34,7 @@ EXPERIMENTS = {
     "lm": ("Takase & Kiyono's strategies on language modelling", exp_lm),
     "memory": ("Memory and time: sharing saves memory, not compute", exp_memory),
     "flops": ("FLOPs per token beside parameters", exp_flops),
+    "communication": ("Communication: what data-parallel training sends per step", exp_communication),
     "gradnorms": ("Gradient norms by layer position: Post-LN against Pre-LN, shared stacks", exp_gradnorms),
     "act": ("The Universal Transformer with Adaptive Computation Time: ponder time per token", exp_act),
 }

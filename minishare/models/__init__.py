@@ -1,5 +1,6 @@
-"""Models: ALBERT/BERT for pre-training, an encoder-decoder and a decoder-only language model."""
+"""Models: ALBERT/BERT for pre-training (in and out of Hugging Face's layout: ``hub``), an encoder-decoder and a decoder-only language model."""
 from minishare.models.albert import AlbertForPreTraining, AlbertMLMHead, AlbertModel
+from minishare.models.bert import BertForPreTraining
 from minishare.models.config import AlbertConfig, TransformerConfig
 from minishare.models.outputs import ModelOutput
 from minishare.models.presets import PRESETS

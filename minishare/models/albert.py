@@ -10,6 +10,7 @@ positions without an MLM target.
 from minishare import functional as F
 from minishare.models.config import AlbertConfig
 from minishare.models.embeddings import AlbertEmbeddings
+from minishare.models.hub import HubMixin
 from minishare.models.inputs import check_batch, check_ids, check_like, check_positions
 from minishare.models.outputs import ModelOutput
 from minishare.nn import Dropout, LayerNorm, Linear, Module, encoder, init, padding_mask
@@ -17,10 +18,11 @@ from minishare.nn.transformer import ACTIVATIONS
 from minishare.tensor import Tensor
 
 
-class AlbertModel(Module):
+class AlbertModel(HubMixin, Module):
     """The encoder with its pooler. input_ids (B, T) -> last_hidden_state (B, T, H),
     pooler_output (B, H) = tanh(W h_[CLS] + b), and with ``output_hidden_states`` the N + 1 states
-    between layers (the embedding output first)."""
+    between layers (the embedding output first). ``save_pretrained`` / ``from_pretrained``:
+    Hugging Face's layout (``minishare.models.hub``)."""
 
     def __init__(self, config):
         super().__init__()
@@ -65,11 +67,12 @@ class AlbertMLMHead(Module):
         return self.decoder(self.LayerNorm(ACTIVATIONS[self.hidden_act](self.dense(h))))
 
 
-class AlbertForPreTraining(Module):
+class AlbertForPreTraining(HubMixin, Module):
     """ALBERT with its two pre-training heads. ``loss`` = MLM cross-entropy (over positions whose
     label is not -100) + sentence-order cross-entropy. Pass SOP labels (0 = in order, 1 = swapped)
     or NSP labels (0 = B follows A, 1 = B is random) as ``sentence_order_label``: the same binary
-    head on the pooled [CLS] state serves both tasks.
+    head on the pooled [CLS] state serves both tasks. ``save_pretrained(DIR)`` writes Hugging
+    Face's ``AlbertForPreTraining`` layout, ``from_pretrained(DIR)`` reads it (``minishare.models.hub``).
 
     ``prediction_logits`` are (B, T, V), scores at every position, as in Hugging Face's model.
     Training needs them only at the masked positions, about 15% of them, so pass those as

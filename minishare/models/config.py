@@ -16,6 +16,11 @@ class AlbertConfig:
     "shared-attention", "shared-ffn", "sequence", "cycle", "cycle-rev", "cycle-rev-code",
     "universal") or an explicit schedule; ``num_unique_layers`` is M for the Takase & Kiyono
     strategies. ``norm_position`` is "post" (BERT, ALBERT) or "pre".
+
+    ``embedding_projection``: whether the embeddings are projected E -> H by a Linear
+    (``embedding_hidden_mapping_in``). None (the default) projects only when E != H, as Google's
+    reference code does; True keeps the projection when E = H, as Hugging Face's ``AlbertModel``
+    always has one (a checkpoint from it loads with its trained H × H projection kept).
     """
     vocab_size: int = 30000
     embedding_size: int = 128
@@ -35,9 +40,17 @@ class AlbertConfig:
     norm_position: str = "post"
     timestep_signal: bool = False
     tie_word_embeddings: bool = True
+    embedding_projection: object = None    # None: only when E != H (Google's reference code)
 
     def __post_init__(self):
         validate(self)
+
+    @property
+    def has_embedding_projection(self):
+        """True when the embeddings go through the E -> H Linear (see ``embedding_projection``)."""
+        if self.embedding_projection is None:
+            return self.embedding_size != self.hidden_size
+        return self.embedding_projection
 
     def plan(self):
         """The sharing plan of the encoder's N positions."""
@@ -142,6 +155,13 @@ def validate(config):
     for field in ("tie_word_embeddings", "timestep_signal", "act"):
         if hasattr(config, field) and not isinstance(getattr(config, field), bool):
             raise ValueError(f"{name}.{field} must be True or False, got {getattr(config, field)!r}")
+    projection = getattr(config, "embedding_projection", None)
+    if projection is not None and not isinstance(projection, bool):
+        raise ValueError(f"{name}.embedding_projection must be None, True or False, got {projection!r}")
+    if projection is False and config.embedding_size != config.hidden_size:
+        raise ValueError(f"{name}.embedding_projection=False needs E = H, got embedding_size="
+                         f"{config.embedding_size} and hidden_size={config.hidden_size}: "
+                         "without the projection the embeddings cannot reach the hidden size")
     if getattr(config, "act", False):
         if not 0 < config.act_epsilon < 1:
             raise ValueError(f"{name}.act_epsilon must lie in (0, 1) (the halting threshold is "

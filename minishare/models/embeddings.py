@@ -7,7 +7,8 @@ Google's reference code (modeling.py of google-research/albert applies
 ``embedding_hidden_mapping_in`` only when the embedding width differs from H). Hugging Face's
 ``AlbertTransformer`` always builds that Linear(E, H), so with E = H it keeps an H × H projection
 and counts H² + H more parameters; the E = 768 rows of Tables 3 and 4 here count BERT's embedding,
-as Google's code does.
+as Google's code does. ``AlbertConfig.embedding_projection=True`` keeps the projection when
+E = H, so a Hugging Face ALBERT with E = H loads with the function it was trained with.
 """
 import math
 
@@ -17,7 +18,8 @@ from minishare.nn import Dropout, Embedding, LayerNorm, Linear, Module
 
 class AlbertEmbeddings(Module):
     """word (V × E) + position (P × E) + token type (2 × E), LayerNorm over E, dropout, then the
-    E -> H projection (absent when E = H). input_ids (B, T) -> (B, T, H)."""
+    E -> H projection (by default absent when E = H; ``config.has_embedding_projection``).
+    input_ids (B, T) -> (B, T, H)."""
 
     def __init__(self, config):
         super().__init__()
@@ -27,7 +29,7 @@ class AlbertEmbeddings(Module):
         self.token_type_embeddings = Embedding(config.type_vocab_size, E)
         self.LayerNorm = LayerNorm(E, eps=config.layer_norm_eps)
         self.dropout = Dropout(config.hidden_dropout_prob)
-        self.embedding_hidden_mapping_in = Linear(E, H) if E != H else None
+        self.embedding_hidden_mapping_in = Linear(E, H) if config.has_embedding_projection else None
 
     def forward(self, input_ids, token_type_ids=None):
         B, T = input_ids.shape
