@@ -109,6 +109,7 @@ def build_parser():
     w.add_argument("--seq-len", type=int, default=128, help="tokens per random sequence (default 128)")
     w.add_argument("--seed", type=int, default=0)
     w.add_argument("--out", default="runs/layerwise", help="folder for layerwise.json and layerwise.png/.svg")
+    _threads_flag(w)
 
     r = sub.add_parser("reproduce", help="run the experiments and write the report with its figures")
     r.add_argument("--out", default="runs/reproduce")

@@ -43,10 +43,11 @@ def test_train_threads_flag_sets_them_before_training(tmp_path, capsys, threadpo
     assert blas_threads(threadpoolctl) == {1}
 
 
+@pytest.mark.parametrize("command", [["reproduce"], ["train"], ["layerwise", "--pretrained", "x"]])
 @pytest.mark.parametrize("value", ["0", "two", "-3"])
-def test_bad_threads_flag_is_one_line(value, capsys):
+def test_bad_threads_flag_is_one_line(command, value, capsys):
     with pytest.raises(SystemExit) as stop:
-        cli.main(["reproduce", "--threads", value])
+        cli.main(command + ["--threads", value])
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert "--threads" in err and "positive integer" in err and "Traceback" not in err
