@@ -3,7 +3,9 @@
 A minishare Tensor made by an op remembers the op in ``t._ctx``; the op remembers its inputs in
 ``t._ctx.inputs`` and maps the gradient of its output to one gradient per input with
 ``t._ctx.backward(grad)`` (an array, or None for an input without a gradient). A leaf has
-``_ctx = None``. Arrays are NumPy arrays (``t.data``).
+``_ctx = None``. Arrays are NumPy arrays (``t.data``). An input that an op computed is recorded
+as a graph node without its array (so the array can be freed): it has ``_ctx``,
+``requires_grad``, ``shape`` and ``dtype``, which is all the walk needs.
 
 Write the walk that ``Tensor.backward`` does, without calling it. The library's own version is in
 ``minishare/tensor.py``: please do not look at it until you are done.
