@@ -3,9 +3,9 @@
 A Tensor wraps an array of the backend (``.data``). When a Function (an op) combines tensors that
 require gradients, its output remembers the Function, and the Function remembers its inputs (a
 computed input as a node without its array, ``_Node``, so that only what backward needs stays in
-memory): the computation graph. ``loss.backward()`` walks that graph from the loss back to the leaves in reverse
-topological order, asking each Function to map the gradient of its output to gradients of its
-inputs (the chain rule), and adds what arrives at a leaf into the leaf's ``.grad``.
+memory): the computation graph. ``loss.backward()`` walks that graph from the loss back to the
+leaves in reverse topological order, asking each Function to map the gradient of its output to
+gradients of its inputs (the chain rule), and adds what arrives at a leaf into the leaf's ``.grad``.
 
 Two rules carry the whole course on parameter sharing:
 

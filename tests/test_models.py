@@ -290,9 +290,9 @@ def test_albert_pretraining_scalar_loss_gradcheck(norm, positions):
     params = {"word_embeddings": model.albert.embeddings.word_embeddings.weight,
               "ffn set 1 ffn.weight": model.albert.encoder.ffn_sets[1].sublayer.ffn.weight,
               "predictions.dense.weight": model.predictions.dense.weight}
+    gathered = {} if positions is None else {"mlm_positions": ids(positions)}
     minishare.gradcheck(lambda *_: albert_forward(model, labels=ids(MLM_LABELS),
-                                                  sentence_order_label=ids(SOP_LABELS),
-                                                  mlm_positions=None if positions is None else ids(positions)).loss,
+                                                  sentence_order_label=ids(SOP_LABELS), **gathered).loss,
                         *params.values(), names=list(params))
 
 

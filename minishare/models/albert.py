@@ -81,9 +81,9 @@ class AlbertForPreTraining(HubMixin, Module):
     Devlin et al., 2019): ``mlm_positions`` (P,) integers, the flat indices b·T + t of the chosen
     positions in increasing order, e.g. ``numpy.flatnonzero(labels != -100)``; then
     ``prediction_logits`` is (P, V), row p scoring position ``mlm_positions[p]``. With ``labels``
-    they must be exactly the labelled positions, so the loss is the same number either way. The positions are
-    an input (computed on the host with the batch) because finding them in the labels on a GPU
-    would make the host wait for the device: their count depends on the data."""
+    they must be exactly the labelled positions, so the loss is the same number either way. The
+    positions are an input (computed on the host with the batch) because finding them in the
+    labels on a GPU would make the host wait for the device: their count depends on the data."""
 
     def __init__(self, config):
         super().__init__()

@@ -44,7 +44,7 @@ class CrossEntropy(Function):
 
     def backward(self, grad):
         # each row's factor: the upstream gradient (per row, or shared by the mean or sum), 0 if ignored
-        scale = grad if self.reduction == "none" else (grad / self.count if self.reduction == "mean" else grad)
+        scale = grad / self.count if self.reduction == "mean" else grad   # (N,) for "none", else 0-d
         scale = self.valid * scale                                     # (N,)
         dz = self.p * scale[:, None]                                   # softmax part, (N, C)
         dz[self.rows, self.target] -= scale                            # minus the one-hot part
