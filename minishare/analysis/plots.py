@@ -128,7 +128,7 @@ def plot_layer_transitions(results, title=None):
     panels = (("l2", "L2 distance", r"mean $\|h_{l+1} - h_l\|_2$"),
               ("cosine_degrees", "Angle (cosine similarity in degrees)",
                r"mean angle between $h_l$ and $h_{l+1}$ (degrees)"))
-    n_layers = 1
+    n_layers, most_seeds = 1, max(len(_seed_curves(r["l2"])) for r in results.values())
     for ax, (key, panel_title, ylabel) in zip(axes[0], panels):
         for i, (name, r) in enumerate(results.items()):
             curves = _seed_curves(r[key])
@@ -138,15 +138,16 @@ def plot_layer_transitions(results, title=None):
             style = series_style(i, len(results))
             if len(curves) > 1:
                 ax.fill_between(layers, low, high, color=style["color"], alpha=0.18, linewidth=0)
-            ax.plot(layers, mean, label=f"{name}, {len(curves)} seed(s)",
+            ax.plot(layers, mean, label=name if most_seeds == 1 else f"{name}, {len(curves)} seed(s)",
                     markerfacecolor="white" if "untrained" in name else style["color"], **style)
         ax.set_xlabel(r"layer $l$ (input $h_l$, output $h_{l+1}$)")
         ax.set_ylabel(ylabel)
         ax.set_title(panel_title)
         ax.set_xticks(list(range(1, n_layers + 1, max(1, n_layers // 12))))
     fig.legend(*axes[0][0].get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize=8)
+    over_seeds = "; line: mean over seeds, band: min–max" if most_seeds > 1 else ""
     fig.suptitle((title + "\n" if title else "") + "Input vs output of each layer (ALBERT Fig. 1); mean over "
-                 "non-padding tokens; line: mean over seeds, band: min–max", fontsize=10)
+                 "non-padding tokens" + over_seeds, fontsize=10)
     return fig
 
 
