@@ -12,7 +12,10 @@ Two rules carry the whole course on parameter sharing:
 * Gradients accumulate. A tensor used k times receives the sum of the k gradients, which is exactly
   d(loss)/d(shared weight) by the multivariable chain rule.
 * A second ``backward()`` without zeroing adds to ``.grad`` again, as PyTorch does (that is how
-  gradient accumulation over micro-batches works). Call ``zero_grad()`` between steps.
+  gradient accumulation over micro-batches works). Call ``zero_grad()`` between steps. Through
+  the *same* graph twice, the first call must say ``retain_graph=True``: by default each op drops
+  what it saved for backward as soon as backward has used it (PyTorch's rule, which frees the
+  activations layer by layer during backward).
 
 Only leaves (tensors created by the user, such as parameters) keep ``.grad``; gradients of
 intermediate results live only while ``backward()`` runs.
@@ -153,11 +156,14 @@ class Tensor:
         return self._in_place(lambda a: a.__setitem__(Ellipsis, _array(source)))
 
     # --- backward -----------------------------------------------------------------------------
-    def backward(self, grad=None):
+    def backward(self, grad=None, retain_graph=False):
         """Accumulate d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires a gradient.
 
         ``grad`` is the gradient of some final scalar with respect to ``self`` (the cotangent); it
-        may be omitted only when ``self`` has one element (then it is 1).
+        may be omitted only when ``self`` has one element (then it is 1). As in PyTorch, each op
+        drops the arrays it saved for backward once backward has used them, so activations are
+        freed layer by layer while backward runs; ``retain_graph=True`` keeps them for a second
+        backward through the same graph.
         """
         if not self.requires_grad:
             raise RuntimeError("backward() on a tensor that does not require grad: no input of "
@@ -182,8 +188,12 @@ class Tensor:
                 fresh = node.grad is None and id(node) in owned     # a sum made here: no copy
                 node.grad = g if fresh else backend.xp.asarray(accumulate(node.grad, g))
                 continue
-            node._ctx.check_versions(node)
-            for parent, pg in zip(node._ctx.inputs, node._ctx.backward(g)):
+            ctx = node._ctx
+            ctx.check_versions(node)
+            grads = ctx.backward(g)
+            if not retain_graph:
+                ctx.release()
+            for parent, pg in zip(ctx.inputs, grads):
                 if pg is not None and parent.requires_grad:
                     pg = pg.astype(parent.dtype, copy=False)    # a gradient has its tensor's dtype
                     key, total = id(parent), pending.get(id(parent))
@@ -307,6 +317,7 @@ class Function:
     give integer and bool operands the float dtype (see the dtype rule in the module docstring).
     """
     arithmetic = False
+    released = False          # set once backward() has used and dropped what forward saved
     needs_input_grad = None   # set by apply before forward: per input, whether it needs a gradient
 
     @classmethod
@@ -328,8 +339,19 @@ class Function:
         ctx.inputs, ctx.versions = tuple(_graph_node(t) for t in tensors), tuple(t.version for t in tensors)
         return Tensor(data, requires_grad=True, _ctx=ctx)
 
+    def release(self):
+        """Drop what forward saved for backward, keeping the graph's shape (inputs, versions)."""
+        kept = {"inputs": self.inputs, "versions": self.versions, "released": True}
+        self.__dict__.clear()
+        self.__dict__.update(kept)
+
     def check_versions(self, output):
-        """Refuse to differentiate with values that changed after this op's forward pass."""
+        """Refuse to differentiate with values that changed after this op's forward pass, or
+        through an op whose saved arrays a previous backward() freed."""
+        if self.released:
+            raise RuntimeError(f"backward() through {type(self).__name__} a second time: the first "
+                               "backward() freed the arrays it saved; call the first one with "
+                               "retain_graph=True, or run the forward pass again")
         changed = [(t, seen) for t, seen in zip(self.inputs, self.versions) if t.version != seen]
         changed += [(output, 0)] if output.version != 0 else []
         for t, seen in changed:

@@ -224,13 +224,14 @@ print(course.reveal(guess, float(w.grad[0]), "w.grad[0]"))
 
 # %% [markdown]
 # **Q2.** You call `backward()` twice on the same loss without zeroing the gradient. By what factor
-# does `w.grad` change?
+# does `w.grad` change? (As in PyTorch, the first call must say `retain_graph=True`: by default
+# backward frees the arrays the forward pass saved, as soon as it has used them.)
 
 # %%
 guess = None
 w = minishare.tensor(np.ones(2), requires_grad=True)
 loss = (w * w).sum()
-loss.backward()
+loss.backward(retain_graph=True)
 first = float(w.grad[0])
 loss.backward()
 print(course.reveal(guess, float(w.grad[0]) / first, "w.grad after two backward() / after one"))

@@ -216,8 +216,8 @@ def check_summed_gradients(shared, unshared, schedules):
 
 
 def backward_with_random_cotangent(outputs, seed=0):
-    for i, out in enumerate(outputs):
-        out.backward(randn(*out.shape, seed=seed + i))
+    for i, out in enumerate(outputs):     # the outputs share a graph: keep it for the next one
+        out.backward(randn(*out.shape, seed=seed + i), retain_graph=i < len(outputs) - 1)
 
 
 @pytest.mark.parametrize("norm", ["post", "pre"])

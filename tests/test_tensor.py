@@ -68,9 +68,12 @@ def test_second_backward_without_zeroing_adds_again():
     x_host = randn(4, seed=5)
     x = leaf(x_host)
     y = (x * x).sum()
-    y.backward()
+    y.backward(retain_graph=True)
     np.testing.assert_allclose(grad_of(x), 2 * x_host)
     y.backward()                                   # same graph again: adds, as in PyTorch
+    np.testing.assert_allclose(grad_of(x), 4 * x_host)
+    with pytest.raises(RuntimeError, match="second time.*retain_graph=True"):
+        y.backward()                               # the saved arrays are gone now
     np.testing.assert_allclose(grad_of(x), 4 * x_host)
     (x * 3.0).sum().backward()                     # a new graph: adds too
     np.testing.assert_allclose(grad_of(x), 4 * x_host + 3)
@@ -277,3 +280,17 @@ def test_tensor_attributes():
     assert t.shape == (2, 3, 4) and t.ndim == 3 and t.size == 24 and len(t) == 2
     assert "requires_grad=True" in repr(t)
     assert backend.is_array(t.data)
+
+
+def test_backward_frees_what_forward_saved():
+    """As PyTorch does without retain_graph: once backward has used an op's saved arrays, they
+    are dropped, so an intermediate result is freed while backward runs, not when the graph goes."""
+    import weakref
+    x = leaf(randn(3, 4, seed=2))
+    a = (x * 2.0).exp()                           # an intermediate result, saved by the product below
+    loss = (a * a).sum()
+    saved = weakref.ref(a.data)
+    del a                                         # only the graph holds it now
+    assert saved() is not None
+    loss.backward()
+    assert saved() is None
