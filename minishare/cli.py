@@ -104,9 +104,12 @@ def build_parser():
     w.add_argument("--pretrained", required=True, metavar="DIR", help="the model's folder")
     w.add_argument("--input-ids", metavar="FILE", help="ids from the model's own tokenizer: a .npy array "
                    "(B, T) or a text file, one sequence of whitespace-separated ids per line (default: "
-                   "random ids from the model's vocabulary, with a note)")
-    w.add_argument("--batch-size", type=int, default=8, help="random sequences (default 8)")
-    w.add_argument("--seq-len", type=int, default=128, help="tokens per random sequence (default 128)")
+                   "passages of the built-in English corpus through the folder's tokenizer.json, if it "
+                   "has one and the tokenizers package is installed; else random ids, with a note)")
+    w.add_argument("--batch-size", type=int, default=8,
+                   help="sequences without --input-ids: text passages or random (default 8)")
+    w.add_argument("--seq-len", type=int, default=128,
+                   help="tokens per sequence without --input-ids (default 128)")
     w.add_argument("--seed", type=int, default=0)
     w.add_argument("--out", default="runs/layerwise", help="folder for layerwise.json and layerwise.png/.svg")
     _threads_flag(w)

@@ -163,8 +163,9 @@ print(course.reveal(guess, round(float(angles.mean()), 1), "mean angle of random
 #
 # The ids must come from the model's own tokenizer (e.g. `tokenizer(text)["input_ids"]` in
 # `transformers`, saved with `np.save`): minishare's BPE is not that model's vocabulary. Without
-# them the command measures random ids from the model's vocabulary and says so; the paper measured
-# real text. Nothing is downloaded here: set `pretrained` to your folder. Left as None, the cell
+# them, a folder with its `tokenizer.json` (and the `tokenizers` package installed) is measured on
+# passages of the built-in English corpus encoded by it; otherwise the command measures random ids
+# from the model's vocabulary and says so, since the paper measured real text. Nothing is downloaded here: set `pretrained` to your folder. Left as None, the cell
 # writes a tiny, untrained 12-layer ALBERT in that layout with minishare's own `save_pretrained`
 # and measures it instead.
 

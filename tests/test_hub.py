@@ -423,6 +423,47 @@ def test_layerwise_command_on_a_pretrained_folder(tmp_path, capsys):
     assert "ids must lie in 0..49" in capsys.readouterr().err
 
 
+def _word_level_tokenizer(path, vocab):
+    """A tokenizer.json as Hugging Face's tokenizers writes it: whole words, [CLS] ... [SEP]."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])])
+    tokenizer.save(str(path))
+
+
+def test_layerwise_measures_real_text_through_the_folders_own_tokenizer(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("tokenizers")
+    import re
+    from collections import Counter
+    from minishare import cli
+    from minishare.analysis import layerwise
+    model = _model()                                               # V = 50
+    model.save_pretrained(tmp_path / "model")
+    passages = layerwise.text_passages(3, words=10)
+    split = lambda text: re.findall(r"\w+|[^\w\s]+", text)        # the Whitespace pre-tokenizer's rule
+    common = [w for w, _ in Counter(w for p in passages for w in split(p)).most_common(46)]
+    vocab = {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, **{w: 4 + i for i, w in enumerate(common)}}
+    _word_level_tokenizer(tmp_path / "model" / "tokenizer.json", vocab)
+    # by hand: [CLS], the first 8 words (1 = unknown), [SEP]: 10 tokens, no padding
+    ids = np.array([[2] + [vocab.get(w, 1) for w in split(p)[:8]] + [3] for p in passages])
+    expected = layerwise.layer_transitions(model, [{"input_ids": dev(ids)}])
+    args = ["layerwise", "--pretrained", str(tmp_path / "model"), "--batch-size", "3", "--seq-len", "10"]
+    assert cli.main(args + ["--out", str(tmp_path / "r")]) == 0
+    assert "3 passages of the built-in English corpus" in capsys.readouterr().out
+    record = json.loads((tmp_path / "r" / "layerwise.json").read_text())
+    assert record["tokens"] == 30 and "English corpus" in record["input"]
+    np.testing.assert_allclose(record["l2"], expected["l2"], rtol=1e-12)
+    _word_level_tokenizer(tmp_path / "model" / "tokenizer.json", {**vocab, "[CLS]": 60})   # not this model's
+    assert cli.main(args + ["--out", str(tmp_path / "x")]) == 2
+    assert "gives token id 60" in capsys.readouterr().err and not (tmp_path / "x").exists()
+    monkeypatch.setitem(sys.modules, "tokenizers", None)          # the package missing: random ids, said why
+    assert cli.main(args + ["--out", str(tmp_path / "y")]) == 0
+    assert "pip install tokenizers" in capsys.readouterr().out
+
+
 @pytest.mark.torch
 @pytest.mark.parametrize("embedding_size, model_type", [(8, "albert"), (16, "albert"), (16, "bert")])
 def test_base_model_folders_open_in_hugging_faces_AutoModel(tmp_path, embedding_size, model_type):

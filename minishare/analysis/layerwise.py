@@ -118,10 +118,49 @@ def state_norms(model, batches):
 
 
 # --- Figure 1 for a pretrained model on disk ------------------------------------------------------
-RANDOM_IDS_NOTE = ("no --input-ids: measuring on {B} sequences of {T} token ids drawn uniformly from "
-                   "the model's vocabulary (V = {V}). The paper's Figure 1 used real text: these numbers "
-                   "describe the model on noise. For real text, tokenize it with the model's own "
+RANDOM_IDS_NOTE = ("no --input-ids{why}: measuring on {B} sequences of {T} token ids drawn uniformly "
+                   "from the model's vocabulary (V = {V}). The paper's Figure 1 used real text: these "
+                   "numbers describe the model on noise. For real text, tokenize it with the model's own "
                    "tokenizer and pass the ids with --input-ids (minishare's BPE is not its vocabulary).")
+
+
+def text_passages(n, words):
+    """``n`` passages of about ``words`` words each, consecutive sentences of the built-in English
+    corpus (``minishare.data.corpus.default_corpus``), one document after another: real text with
+    nothing downloaded."""
+    from minishare.data.corpus import default_corpus
+    passages, current = [], []
+    for document in default_corpus():
+        for sentence in document:
+            current.append(sentence)
+            if sum(len(s.split()) for s in current) >= words:
+                passages.append(" ".join(current))
+                current = []
+                if len(passages) == n:
+                    return passages
+        current = []                        # a passage never spans two documents
+    return passages
+
+
+def tokenized_text(tokenizer_path, vocab_size, batch_size, T):
+    """Ids and attention mask (batch_size, T) of ``text_passages`` encoded by the model's own
+    tokenizer, ``tokenizer.json`` as Hugging Face's ``tokenizers`` writes it (its post-processor
+    adds [CLS] and [SEP]); None when the ``tokenizers`` package is not installed."""
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        return None
+    import numpy   # host-side ids
+    tokenizer = Tokenizer.from_file(str(tokenizer_path))
+    tokenizer.enable_truncation(max_length=T)
+    tokenizer.enable_padding(length=T)
+    encodings = tokenizer.encode_batch(text_passages(batch_size, words=T))
+    ids = numpy.array([e.ids for e in encodings], dtype=numpy.int64)               # (B, T)
+    mask = numpy.array([e.attention_mask for e in encodings], dtype=numpy.int64)   # (B, T)
+    if ids.size and ids.max() >= vocab_size:
+        raise ValueError(f"{tokenizer_path} gives token id {int(ids.max())}, but the model's vocabulary "
+                         f"has V = {vocab_size}: the tokenizer is not this model's")
+    return ids, mask
 
 
 def load_input_ids(path, vocab_size, max_positions):
@@ -162,8 +201,10 @@ def load_input_ids(path, vocab_size, max_positions):
 def pretrained_figure(directory, out, input_ids=None, batch_size=8, seq_len=128, seed=0, say=print):
     """ALBERT's Figure 1 for the model in ``directory`` (Hugging Face's layout, ALBERT or BERT):
     its encoder is loaded with ``AlbertModel.from_pretrained`` (heads ignored), measured by
-    ``layer_transitions`` on the ids of ``input_ids`` (see ``load_input_ids``) or, without them, on
-    random ids from the model's vocabulary (``say`` prints a note saying so), and written to
+    ``layer_transitions`` on the ids of ``input_ids`` (see ``load_input_ids``); without them, on
+    passages of the built-in English corpus encoded by the folder's own ``tokenizer.json``
+    (``tokenized_text``, when the folder has one and ``tokenizers`` is installed); otherwise on
+    random ids from the model's vocabulary (``say`` prints a note saying so). Written to
     ``out/layerwise.json`` and ``out/layerwise.png`` / ``.svg``. Returns the JSON record."""
     import json
     import os
@@ -174,20 +215,31 @@ def pretrained_figure(directory, out, input_ids=None, batch_size=8, seq_len=128,
     from minishare.models import AlbertModel
     model = AlbertModel.from_pretrained(directory)
     config = model.config
-    if input_ids is None:
-        T = min(seq_len, config.max_position_embeddings)
-        ids = numpy.random.default_rng(seed).integers(0, config.vocab_size, (batch_size, T))
-        mask = numpy.ones_like(ids)
-        say(RANDOM_IDS_NOTE.format(B=batch_size, T=T, V=config.vocab_size))
-    else:
+    T = min(seq_len, config.max_position_embeddings)
+    tokenizer_path = os.path.join(directory, "tokenizer.json")
+    text = None
+    if input_ids is None and os.path.exists(tokenizer_path):
+        text = tokenized_text(tokenizer_path, config.vocab_size, batch_size, T)
+    if input_ids is not None:
         ids, mask = load_input_ids(input_ids, config.vocab_size, config.max_position_embeddings)
+        source = os.fspath(input_ids)
+    elif text is not None:
+        (ids, mask), source = text, "the built-in English corpus (its tokenizer.json)"
+        say(f"no --input-ids: measuring on {len(ids)} passages of the built-in English corpus, "
+            f"encoded by {tokenizer_path}")
+    else:
+        ids = numpy.random.default_rng(seed).integers(0, config.vocab_size, (batch_size, T))
+        mask, source = numpy.ones_like(ids), "random ids"
+        why = (" (the folder's tokenizer.json needs the tokenizers package: pip install tokenizers)"
+               if os.path.exists(tokenizer_path) else " and no tokenizer.json in the folder")
+        say(RANDOM_IDS_NOTE.format(why=why, B=batch_size, T=T, V=config.vocab_size))
     result = layer_transitions(model, [{"input_ids": backend.asarray(ids), "attention_mask": backend.asarray(mask)}])
     with open(os.path.join(directory, "config.json"), encoding="utf-8") as f:
         model_type = json.load(f)["model_type"]
     record = {"pretrained": os.fspath(directory), "model_type": model_type,
               "layers": config.num_hidden_layers, "hidden_size": config.hidden_size,
               "embedding_size": config.embedding_size, "plan": str(config.plan()),
-              "input": os.fspath(input_ids) if input_ids is not None else "random ids",
+              "input": source,
               "tokens": int(mask.sum()), **result}
     os.makedirs(out, exist_ok=True)
     with atomic_write(os.path.join(out, "layerwise.json")) as f:
