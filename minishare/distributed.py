@@ -35,6 +35,7 @@ one-process weights up to float32 rounding (the sums run in another order).
 import numpy   # host buffers: MPI sends host memory
 
 from minishare import backend
+from minishare.nn import utils as nn_utils
 
 INSTALL = "pip install mpi4py mpich"
 
@@ -110,7 +111,7 @@ def flatten_gradients(parameters, values=()):
     gradients' dtype. Returns (buffer, distinct parameters)."""
     from minishare.tensor import Tensor
     xp = backend.xp
-    distinct = list({id(p): p for p in parameters}.values())
+    distinct = nn_utils.distinct(parameters)
     dtype = numpy.result_type(*[p.data.dtype for p in distinct])
     parts = [(p.grad if p.grad is not None else xp.zeros(p.shape, dtype=dtype)).astype(dtype).ravel()
              for p in distinct]
@@ -167,7 +168,7 @@ class DataParallel:
     def broadcast_parameters(self, parameters):
         """Make every rank's weights rank 0's (one Bcast), so the ranks start equal even where
         initialization or loading were not bit-reproducible."""
-        distinct = list({id(p): p for p in parameters}.values())
+        distinct = nn_utils.distinct(parameters)
         if self.size == 1 or not distinct:
             return
         host = numpy.ascontiguousarray(backend.to_numpy(
