@@ -106,9 +106,9 @@ def build_parser():
                    "(B, T) or a text file, one sequence of whitespace-separated ids per line (default: "
                    "passages of the built-in English corpus through the folder's tokenizer.json, if it "
                    "has one and the tokenizers package is installed; else random ids, with a note)")
-    w.add_argument("--batch-size", type=int, default=8,
+    w.add_argument("--batch-size", type=_positive, default=8,
                    help="sequences without --input-ids: text passages or random (default 8)")
-    w.add_argument("--seq-len", type=int, default=128,
+    w.add_argument("--seq-len", type=_positive, default=128,
                    help="tokens per sequence without --input-ids (default 128)")
     w.add_argument("--seed", type=int, default=0)
     w.add_argument("--out", default="runs/layerwise", help="folder for layerwise.json and layerwise.png/.svg")
@@ -178,7 +178,7 @@ def cmd_plan(args):
 
 
 def cmd_train(args):
-    from minishare import distributed, experiments
+    from minishare import experiments
     launched = distributed.launched_ranks()
     if launched > 1 and not args.data_parallel:
         raise ValueError(f"started by an MPI launcher as {launched} processes without --data-parallel: "
@@ -209,9 +209,6 @@ def _show(value):
 
 def cmd_layerwise(args):
     from minishare.analysis import layerwise
-    for flag in ("batch_size", "seq_len"):
-        if getattr(args, flag) < 1:
-            raise ValueError(f"--{flag.replace('_', '-')} must be at least 1, got {getattr(args, flag)}")
     record = layerwise.pretrained_figure(args.pretrained, args.out, args.input_ids, args.batch_size,
                                          args.seq_len, args.seed)
     print(f"{'layer':>5}  {'L2 distance':>11}  {'angle (deg)':>11}")
