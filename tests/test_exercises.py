@@ -146,7 +146,7 @@ def test_check_names_each_kind_of_problem(tmp_path):
     student = STUDENT.replace("return x * x", "return x + x") \
                      .replace("return 2 * x", "return 2 * x  # the answer, pasted")
     tests = TESTS.replace("assert double(3) == 6", "assert True") \
-                 .replace("@pytest.mark.ex01_task1", "@pytest.mark.ex01_task3")
+                 .replace("@pytest.mark.ex01_task1", "@pytest.mark.ex01_task1\n@pytest.mark.ex01_task2")
     root = make_tree(tmp_path / "src", student=student, tests=tests,
                      readme="# Toy\n\n    return 2 * x  # the answer, pasted\n")
     text = "\n".join(check.check(root, timeout=20, say=lambda _: None))
