@@ -1,71 +1,122 @@
-"""Tests of exercise 5 against the paper's worked examples (papers.md), hand-worked schedules and
-properties every plan must have."""
-import pytest
+"""Cases of exercise 5: the paper's worked examples (papers.md), hand-worked schedules, and the
+properties every plan must have, for every M of N up to 12.
 
-from assign import cycle, cycle_rev, sequence
+Each case's probe calls ``assign`` (the student's module) and returns the schedules; its judge,
+run by the grader, checks them. Without a judge, a case compares with the reference solution."""
+from minishare.exercises.cases import case, raises
 
 
 def letters(schedule):
     return " ".join("ABCDEFGHIJKLMNOPQRSTUVWXYZ"[s] for s in schedule)
 
 
-@pytest.mark.ex05_task1
-def test_sequence_worked_example():
-    assert letters(sequence(6, 3)) == "A A B B C C"
+@case("ex05_task1")
+def test_sequence_worked_example(assign):
+    return assign.sequence(6, 3)
 
 
-@pytest.mark.ex05_task1
-def test_sequence_when_m_does_not_divide_n():
-    assert letters(sequence(7, 3)) == "A A A B B C C"
-    assert letters(sequence(5, 2)) == "A A A B B"
+@test_sequence_worked_example.judge
+def _(out, ref):
+    assert letters(out) == "A A B B C C", letters(out)
 
 
-@pytest.mark.ex05_task2
-def test_cycle_worked_example():
-    assert letters(cycle(6, 3)) == "A B C A B C"
-    assert letters(cycle(7, 3)) == "A B C A B C A"
+@case("ex05_task1")
+def test_sequence_when_m_does_not_divide_n(assign):
+    return [assign.sequence(7, 3), assign.sequence(5, 2)]
 
 
-@pytest.mark.ex05_task3
-def test_cycle_rev_worked_examples_both_rules():
-    assert letters(cycle_rev(6, 3)) == letters(cycle_rev(6, 3, rule="code")) == "A B C C B A"
-    assert letters(cycle_rev(7, 3)) == "A B C A B C C"
-    assert letters(cycle_rev(7, 3, rule="code")) == "A B C A C B A"
-    assert letters(cycle_rev(4, 3, rule="code")) == "A C B A"
+@test_sequence_when_m_does_not_divide_n.judge
+def _(out, ref):
+    assert [letters(s) for s in out] == ["A A A B B C C", "A A A B B"], [letters(s) for s in out]
+
+
+@case("ex05_task2")
+def test_cycle_worked_example(assign):
+    return [assign.cycle(6, 3), assign.cycle(7, 3)]
+
+
+@test_cycle_worked_example.judge
+def _(out, ref):
+    assert [letters(s) for s in out] == ["A B C A B C", "A B C A B C A"], [letters(s) for s in out]
+
+
+@case("ex05_task3")
+def test_cycle_rev_worked_examples_both_rules(assign):
+    return {"6 of 3": [assign.cycle_rev(6, 3), assign.cycle_rev(6, 3, rule="code")],
+            "7 of 3": [assign.cycle_rev(7, 3), assign.cycle_rev(7, 3, rule="code")],
+            "4 of 3, code": assign.cycle_rev(4, 3, rule="code")}
+
+
+@test_cycle_rev_worked_examples_both_rules.judge
+def _(out, ref):
+    assert [letters(s) for s in out["6 of 3"]] == ["A B C C B A"] * 2
+    assert [letters(s) for s in out["7 of 3"]] == ["A B C A B C C", "A B C A C B A"]
+    assert letters(out["4 of 3, code"]) == "A C B A"
 
 
 ### BEGIN HIDDEN TESTS
-@pytest.mark.ex05_task1
-def test_sequence_properties_for_every_m_of_n():
-    for N in range(1, 13):
-        for M in range(1, N + 1):
-            s = sequence(N, M)
-            assert len(s) == N and s == sorted(s) and set(s) == set(range(M)), (N, M)
-            sizes = [s.count(k) for k in range(M)]
-            assert max(sizes) - min(sizes) <= 1 and sizes == sorted(sizes, reverse=True), (N, M)
+def every_m_of_n(fn, **options):
+    return {f"{N} {M}": fn(N, M, **options) for N in range(1, 13) for M in range(1, N + 1)}
 
 
-@pytest.mark.ex05_task2
-def test_cycle_extremes_and_refusals():
-    assert cycle(5, 1) == [0] * 5 and cycle(4, 4) == [0, 1, 2, 3]
-    with pytest.raises(ValueError):
-        cycle(3, 4)
+@case("ex05_task1")
+def test_sequence_properties_for_every_m_of_n(assign):
+    return every_m_of_n(assign.sequence)
 
 
-@pytest.mark.ex05_task3
-def test_cycle_rev_properties_for_every_m_of_n():
-    for N in range(1, 13):
-        for M in range(1, N + 1):
-            paper, code = cycle_rev(N, M), cycle_rev(N, M, rule="code")
-            for s in (paper, code):
-                assert len(s) == N and set(s) == set(range(M)), (N, M)
-            assert paper[:M] == list(range(M)), (N, M)
-            if N % M == 0:
-                assert paper == code, (N, M)
-                if N > M:
-                    assert paper[0] == paper[-1] == 0, (N, M)   # first and last layer share
-            if N > M:
-                assert code[N - M:] == list(range(M - 1, -1, -1)), (N, M)
-    with pytest.raises(ValueError):
-        cycle_rev(6, 3, rule="fairseq")
+@test_sequence_properties_for_every_m_of_n.judge
+def _(out, ref):
+    for key, s in out.items():
+        N, M = map(int, key.split())
+        assert len(s) == N and s == sorted(s) and set(s) == set(range(M)), (N, M, s)
+        sizes = [s.count(k) for k in range(M)]
+        assert max(sizes) - min(sizes) <= 1 and sizes == sorted(sizes, reverse=True), (N, M, s)
+
+
+@case("ex05_task1")
+def test_sequence_refuses_m_outside_1_to_n(assign):
+    return [raises(ValueError, assign.sequence, 3, 4), raises(ValueError, assign.sequence, 3, 0)]
+
+
+@case("ex05_task2")
+def test_cycle_for_every_m_of_n(assign):
+    return every_m_of_n(assign.cycle)
+
+
+@test_cycle_for_every_m_of_n.judge
+def _(out, ref):
+    for key, s in out.items():
+        N, M = map(int, key.split())
+        assert s == [i % M for i in range(N)], (N, M, s)
+
+
+@case("ex05_task2")
+def test_cycle_refuses_more_sets_than_positions(assign):
+    return [raises(ValueError, assign.cycle, 3, 4), raises(ValueError, assign.cycle, 3, 0)]
+
+
+@case("ex05_task3")
+def test_cycle_rev_properties_for_every_m_of_n(assign):
+    return {"paper": every_m_of_n(assign.cycle_rev), "code": every_m_of_n(assign.cycle_rev, rule="code")}
+
+
+@test_cycle_rev_properties_for_every_m_of_n.judge
+def _(out, ref):
+    for key in out["paper"]:
+        N, M = map(int, key.split())
+        paper, code = out["paper"][key], out["code"][key]
+        for s in (paper, code):
+            assert len(s) == N and set(s) == set(range(M)), (N, M, s)
+        cycled = max(M, M * (-(-N // M) - 1))            # the paper's text: Cycle, then reversed
+        assert paper == [i % M if i < cycled else M - 1 - (i - cycled) % M for i in range(N)], (N, M, paper)
+        if N > M:
+            assert code[:N - M] == [i % M for i in range(N - M)], (N, M, code)
+            assert code[N - M:] == list(range(M - 1, -1, -1)), (N, M, code)
+        else:
+            assert code == list(range(N)), (N, M, code)
+
+
+@case("ex05_task3")
+def test_cycle_rev_refuses_an_unknown_rule(assign):
+    return raises(ValueError, assign.cycle_rev, 6, 3, rule="fairseq")
 ### END HIDDEN TESTS

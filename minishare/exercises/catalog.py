@@ -2,7 +2,12 @@
 exercise has, what each is worth, and which files a student may edit.
 
     {"ex03": {"title": "...", "edit": ["attention.py"],
-              "tasks": {"task1": {"points": 3, "title": "..."}, ...}}, ...}
+              "forbid": ["minishare.nn.attention", ".scaled_dot_product_attention"],
+              "tasks": {"task1": {"points": 3, "title": "...", "forbid": [...]}, ...}}, ...}
+
+``forbid`` names what a submission may not use (``scan`` and the worker's tripwires enforce it):
+dotted names of the library, or ``.name`` for an attribute of any object; on a task, only that
+task's functions. ``"files": true`` lets an exercise about files use ``open``, ``os`` and friends.
 
 An exercise lives in the folder ``exNN_topic/`` whose name starts with its id. A test of task k
 carries the marker ``exNN_taskk``. Files in ``edit`` ending in ``.py`` are released as stubs;
@@ -28,6 +33,7 @@ class Task:
     marker: str          # "ex03_task2"
     points: float
     title: str
+    forbid: tuple = ()   # what this task's functions may not use, beyond the exercise's
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,6 +43,13 @@ class Exercise:
     title: str
     edit: tuple          # files (relative to the folder) a student may edit
     tasks: tuple         # of Task, in the table's order
+    forbid: tuple = ()   # what no function of the submission may use
+    files: bool = False  # the exercise is about files: open, os, shutil and pathlib are allowed
+
+    @property
+    def modules(self):
+        """The student's Python modules, by name (``attention`` for ``attention.py``)."""
+        return tuple(e[:-3] for e in self.edit if e.endswith(".py"))
 
     @property
     def points(self):
@@ -79,18 +92,27 @@ def load(root):
                     or spec["points"] <= 0:
                 problems.append(f"{ex_id}: task {name!r} needs a name like task2 and points > 0")
                 continue
-            tasks.append(Task(marker, spec["points"], spec.get("title", name)))
+            tasks.append(Task(marker, spec["points"], spec.get("title", name), _names(spec, marker, problems)))
         if not tasks:
             problems.append(f"{ex_id}: the table lists no tasks")
         edit = tuple(entry.get("edit", ()))
         if not edit:
             problems.append(f"{ex_id}: the table lists no file a student may edit ('edit')")
-        exercises.append(Exercise(ex_id, folders[ex_id], entry.get("title", ex_id), edit, tuple(tasks)))
+        exercises.append(Exercise(ex_id, folders[ex_id], entry.get("title", ex_id), edit, tuple(tasks),
+                                  _names(entry, ex_id, problems), entry.get("files") is True))
     for ex_id in sorted(set(folders) - set(table)):
         problems.append(f"{folders[ex_id]}/: the folder has no entry in {TABLE}")
     if problems:
         raise CatalogError("\n".join(problems))
     return exercises
+
+
+def _names(entry, where, problems):
+    names = entry.get("forbid", [])
+    if not isinstance(names, list) or not all(isinstance(n, str) and n.strip(".") for n in names):
+        problems.append(f"{where}: 'forbid' must be a list of dotted names or '.attribute' names")
+        return ()
+    return tuple(names)
 
 
 def markers(exercises):

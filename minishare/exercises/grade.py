@@ -1,79 +1,278 @@
-"""``grade``: score a student's submission with every test, hidden ones included.
+"""``grade``: score a submission where its code cannot reach the score.
 
-The submission is a folder laid out as the release (``ex03_attention/attention.py``, ...). Only
-the files the table lets a student edit are taken from it, into a fresh copy of the teacher's tree;
-a file the student did not hand in is removed from that copy (the teacher's own solution must not
-stand in for it). Each exercise runs in its own pytest process (``runner``): a test that loops or
-crashes scores zero and the others still count. A task's points are shared equally by its tests.
+For each exercise:
 
-``--json`` writes Gradescope's autograder ``results.json``: top-level ``score`` and ``tests``, each
-test with ``name``, ``score``, ``max_score``, ``output`` and ``visibility`` (hidden tests are shown
-to students once the grades are published).
+1. **Find the files.** The files the table lets a student edit are taken from the submission,
+   laid out as the release (``ex03_attention/attention.py``) or flat (``attention.py``, as
+   Gradescope uploads arrive), or anywhere below; nothing else of the submission is used.
+2. **Read them** (``scan``): a use of what the exercise forbids costs the tasks it could serve.
+3. **Run the probes** (``sandbox``): the visible cases in one worker, the hidden ones in another,
+   so nothing a visible case shows at once can come from a hidden test; and the same probes on the
+   reference solution (or, in a release, its ``expected.json``).
+4. **Judge here**: each case's judge gets the submission's data and the reference's; the worker's
+   tripwires and audit hook add what they refused. A task's points are shared by its cases so
+   that the shares add up to the task's points exactly.
+
+``--json`` writes Gradescope's ``results.json``: ``score``, ``output`` (the notes), and per case
+``name``, ``score``, ``max_score``, ``output``, ``visibility`` (hidden cases ``after_published``).
 """
 import concurrent.futures
+import dataclasses
+import importlib.util
 import json
 import os
-import shutil
-import tempfile
 
-from minishare.exercises import catalog, release, runner
+from minishare.exercises import catalog, cases, regions, release, sandbox, scan
 from minishare.files import atomic_write
 
-COPY_IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache", "*.pyc")
+MAX_FILE = 5 * 2 ** 20            # bytes of one submitted file
 
 
-def run_exercises(tree, exercises, timeout, jobs, together=False):
-    """{exercise id: runner.Run} for every exercise, ``jobs`` pytest processes at a time; with
-    ``together``, one process for all (faster: pytest and NumPy start once), under the id "all"."""
-    if together:
-        return {"all": runner.run(tree, [e.folder for e in exercises], timeout)}
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {e.id: pool.submit(runner.run, tree, [e.folder], timeout) for e in exercises}
-        return {ex_id: future.result() for ex_id, future in futures.items()}
+@dataclasses.dataclass
+class Suite:
+    """The cases of one exercise, as the grader sees them."""
+    exercise: catalog.Exercise
+    path: str                     # the case file
+    cases: dict                   # name -> cases.Case, in file order
+    hidden: set                   # names of hidden cases
+
+    def names(self, hidden):
+        return [n for n in self.cases if (n in self.hidden) == hidden]
 
 
-def take_submission(submission, tree, exercises):
-    """Put the student's editable files into ``tree``; returns notes on what was missing."""
-    notes = []
-    for exercise in exercises:
-        for relative in exercise.edit:
-            target = os.path.join(tree, exercise.folder, relative)
-            if os.path.exists(target):
-                os.remove(target)
-            source = os.path.join(submission, exercise.folder, relative)
-            if os.path.isfile(source) and not os.path.islink(source):
-                shutil.copyfile(source, target)
-            else:
-                notes.append(f"{exercise.folder}/{relative}: not in the submission")
-    return notes
+def load_suite(root, exercise):
+    """The exercise's one ``test_*.py`` file, imported here (the teacher's code)."""
+    folder = os.path.join(root, exercise.folder)
+    tests = sorted(f for f in os.listdir(folder) if release.is_test_file(f))
+    if len(tests) != 1:
+        raise catalog.CatalogError(f"{exercise.folder}: needs exactly one test_*.py file, has {tests}")
+    path = os.path.join(folder, tests[0])
+    spec = importlib.util.spec_from_file_location(f"cases_{exercise.id}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with open(path, encoding="utf-8") as f:
+        hidden = regions.hidden_test_names(f.read(), path)
+    return Suite(exercise, path, {c.name: c for c in cases.cases_of(module)}, hidden)
 
 
-def score(exercises, expected, runs, hidden):
-    """Rows per test: (exercise, task, nodeid, passed, score, max_score, output, hidden)."""
-    rows = []
-    for exercise in exercises:
-        run = runs[exercise.id]
+def find_files(submission, exercise, everything):
+    """({relative path: bytes} of the exercise's editable files, notes). ``everything``: every
+    editable path of the assignment, so a flat upload's file names can be told apart."""
+    found, notes = {}, []
+    files = {}
+    for directory, subdirs, names in os.walk(submission):
+        subdirs[:] = [d for d in subdirs if not d.startswith((".", "__"))]
+        for name in names:
+            files[os.path.relpath(os.path.join(directory, name), submission)] = os.path.join(directory, name)
+    for relative in exercise.edit:
+        wanted = os.path.join(exercise.folder, relative)
+        matches = [p for p in files if p == wanted or p.endswith(os.sep + wanted)]
+        if not matches and sum(os.path.basename(e) == os.path.basename(relative) for e in everything) == 1:
+            matches = [p for p in files if os.path.basename(p) == os.path.basename(relative)]
+        if not matches:
+            notes.append(f"{wanted}: not in the submission")
+            continue
+        if len(matches) > 1:
+            notes.append(f"{wanted}: {len(matches)} files could be it ({', '.join(sorted(matches)[:3])}); "
+                         f"graded {sorted(matches, key=len)[0]}")
+        path = files[sorted(matches, key=len)[0]]
+        if os.path.islink(path) or not os.path.isfile(path) or os.path.getsize(path) > MAX_FILE:
+            notes.append(f"{wanted}: not a regular file of at most {MAX_FILE // 2 ** 20} MiB; not graded")
+            continue
+        with open(path, "rb") as f:
+            found[relative] = f.read()
+    return found, notes
+
+
+def static_breaches(exercise, files, reference_texts):
+    """{marker: [message]} of the uses ``scan`` finds in the submitted Python files."""
+    costs = {}
+    task_forbid = {t.marker: list(t.forbid) for t in exercise.tasks}
+    for relative, content in files.items():
+        if not relative.endswith(".py"):
+            continue
+        functions = _task_functions(reference_texts.get(relative, ""), relative, exercise.id)
+        try:
+            text = content.decode("utf-8")
+        except UnicodeDecodeError:
+            text = ""
+        for breach in scan.scan(text, relative, exercise.forbid, task_forbid, functions, exercise.files):
+            for marker in breach.tasks:
+                costs.setdefault(marker, []).append(f"{relative}:{breach.line} uses {breach.use}, "
+                                                    "which this exercise does not allow")
+    return costs
+
+
+def _task_functions(text, path, exercise_id):
+    """{function qualname: markers} of the solution regions of the reference module."""
+    if "### BEGIN SOLUTION" not in text:
+        return {}
+    import ast
+    tree = ast.parse(text)
+    lines = {first + 1: task for first, _, task in regions.regions(text, path, "solution")}
+    found = {}
+
+    def visit(node, scope):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = child.name if scope is None else f"{scope}.{child.name}"
+                for line, task in lines.items():
+                    if child.lineno < line <= child.end_lineno and not isinstance(child, ast.ClassDef):
+                        found.setdefault(name, set()).add(f"{exercise_id}_task{task}")
+                visit(child, name)
+    visit(tree, None)
+    return {k: tuple(sorted(v)) for k, v in found.items()}
+
+
+def references(root, suite, box):
+    """{case name: record} of the reference solution: its probes' data (the teacher's tree), or
+    the visible cases' data shipped in a release's ``expected.json``."""
+    exercise = suite.exercise
+    texts = reference_texts(root, exercise)
+    if all(regions.BEGIN_SOLUTION.search(line) is None for t in texts.values() for line in t.splitlines()):
+        path = os.path.join(root, exercise.folder, cases.EXPECTED)
+        if not os.path.exists(path):
+            return {}
+        with open(path, encoding="utf-8") as f:
+            return {name: {"data": data} for name, data in json.load(f).items()}
+    files = {}
+    for relative in exercise.edit:
+        with open(os.path.join(root, exercise.folder, relative), "rb") as f:
+            files[relative] = f.read()
+    result = box.run(files, suite.path, list(suite.cases), exercise.modules, {}, [],
+                     {n: c.timeout for n, c in suite.cases.items()})
+    return result.records
+
+
+def reference_texts(root, exercise):
+    texts = {}
+    for relative in exercise.edit:
+        path = os.path.join(root, exercise.folder, relative)
+        if relative.endswith(".py") and os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                texts[relative] = f.read()
+    return texts
+
+
+def grade_exercise(root, suite, files, box, refs, scratch):
+    """Rows of one exercise: one per case."""
+    exercise = suite.exercise
+    costs = static_breaches(exercise, files, reference_texts(root, exercise))
+    forbid = {name: [] for name in exercise.forbid if not name.startswith(".")}
+    for task in exercise.tasks:
+        for name in task.forbid:
+            if not name.startswith("."):
+                forbid.setdefault(name, []).append(task.marker)
+    modules = [m for m in exercise.forbid + tuple(n for t in exercise.tasks for n in t.forbid)
+               if not m.startswith(".")]
+    records, import_breaches = {}, []
+    released = os.path.join(scratch, f"{exercise.id}_visible_{os.path.basename(suite.path)}")
+    with open(suite.path, encoding="utf-8") as f:
+        text = f.read()
+    with open(released, "w", encoding="utf-8") as f:
+        f.write(regions.strip_hidden(text, suite.path))
+    timeouts = {n: c.timeout for n, c in suite.cases.items()}
+    for hidden, case_file in ((False, released), (True, suite.path)):
+        names = suite.names(hidden)
+        if names:
+            result = box.run(files, case_file, names, exercise.modules, forbid, modules, timeouts)
+            records.update(result.records)
+            import_breaches += result.breaches
+    for breach in import_breaches:
         for task in exercise.tasks:
-            tests = [n for n, marks in expected.items() if marks == [task.marker]]
-            for nodeid in tests:
-                result = run.tests.get(nodeid)
-                if result is None:
-                    path = nodeid.split("::")[0]
-                    output = run.collect_errors.get(path) or "not run"
-                    passed = False
-                else:
-                    passed = result["outcome"] == "passed"
-                    output = "" if passed else f"{result['exc_type']}: {result['message']}\n\n{result['output']}"
-                share = task.points / len(tests)
-                rows.append(dict(exercise=exercise.id, task=task.marker, nodeid=nodeid, passed=passed,
-                                 score=share if passed else 0.0, max_score=share, output=output,
-                                 hidden=release.is_hidden(nodeid, hidden)))
+            costs.setdefault(task.marker, []).append(f"while the module imported: {breach}")
+    rows = []
+    for task in exercise.tasks:
+        names = [n for n, c in suite.cases.items() if c.marker == task.marker]
+        for name, share in zip(names, split(task.points, len(names))):
+            passed, output = judge(suite.cases[name], records.get(name), refs.get(name), costs.get(task.marker))
+            rows.append(dict(exercise=exercise.id, task=task.marker, name=name, passed=passed,
+                             score=share if passed else 0.0, max_score=share, output=output,
+                             hidden=name in suite.hidden))
     return rows
+
+
+def judge(graded, record, ref, breaches):
+    """(passed, output) of one case."""
+    head = f"{graded.doc}\n\n" if graded.doc else ""
+    if breaches:
+        return False, head + "scored zero: " + "; ".join(sorted(set(breaches)))
+    if record is None:
+        return False, head + "not run"
+    if record.get("breaches"):
+        return False, head + "scored zero: " + "; ".join(record["breaches"])
+    if "error" in record:
+        return False, head + record["error"]
+    if ref is None or "error" in ref:
+        return False, head + "the grader has no reference for this case (tell your teacher)"
+    try:
+        graded.judge(cases.decode(record["data"]), cases.decode(ref["data"]))
+    except AssertionError as err:
+        return False, head + f"wrong: {err}"
+    except Exception as err:                 # noqa: BLE001  (the data is the submission's: anything)
+        return False, head + f"wrong: the result could not be judged ({type(err).__name__}: {err})"
+    return True, ""
+
+
+def split(points, n):
+    """``n`` shares of ``points`` in units of 1/10,000 that add up to ``points`` exactly."""
+    units = round(points * 10_000)
+    base, extra = divmod(units, n)
+    return [(base + (i < extra)) / 10_000 for i in range(n)]
+
+
+def grade(root, submission, json_path=None, only=None, jobs=2, box=None, refs=None):
+    """Grade ``submission``; returns (rows, the table as text, notes). ``refs`` ({exercise id:
+    references}) may be given to grade many submissions against one reference run."""
+    exercises = select(catalog.load(root), only)
+    if not os.path.isdir(submission):
+        raise FileNotFoundError(f"grade: {submission} is not a folder")
+    everything = [os.path.join(e.folder, r) for e in catalog.load(root) for r in e.edit]
+    own = box is None
+    box = box or sandbox.Sandbox(deny=[root])
+    try:
+        suites = [load_suite(root, e) for e in exercises]
+        refs = refs if refs is not None else reference_data(root, suites, box, jobs)
+        notes = [box.note] if box.uid is None else []
+        import tempfile
+        with tempfile.TemporaryDirectory(prefix="minishare-grade-") as scratch, \
+                concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            futures = []
+            for suite in suites:
+                files, missing = find_files(submission, suite.exercise, everything)
+                notes += missing
+                futures.append(pool.submit(grade_exercise, root, suite, files, box, refs[suite.exercise.id], scratch))
+            rows = [row for future in futures for row in future.result()]
+    finally:
+        if own:
+            box.close()
+    if json_path:
+        with atomic_write(json_path) as f:
+            json.dump(gradescope(exercises, rows, notes), f, indent=1)
+    return rows, table(exercises, rows), notes
+
+
+def reference_data(root, suites, box, jobs=2):
+    """{exercise id: {case name: record}} of the reference solutions."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {s.exercise.id: pool.submit(references, root, s, box) for s in suites}
+        return {ex_id: f.result() for ex_id, f in futures.items()}
+
+
+def select(exercises, only):
+    """The exercises named in ``only`` (ids like "ex03"), all when it is empty."""
+    if not only:
+        return exercises
+    known = {e.id for e in exercises}
+    unknown = sorted(set(only) - known)
+    if unknown:
+        raise catalog.CatalogError(f"--only: no exercise {', '.join(unknown)} (there are {', '.join(sorted(known))})")
+    return [e for e in exercises if e.id in only]
 
 
 def table(exercises, rows):
     """The score table as text: one line per task, then the total."""
-    lines = [f"{'task':<12} {'tests':>7} {'score':>13}  title"]
+    lines = [f"{'task':<12} {'cases':>7} {'score':>13}  title"]
     for exercise in exercises:
         lines.append(f"{exercise.id}: {exercise.title}")
         for task in exercise.tasks:
@@ -87,37 +286,11 @@ def table(exercises, rows):
     return "\n".join(lines)
 
 
-def gradescope(exercises, rows):
+def gradescope(exercises, rows, notes):
     """Gradescope's results.json as a dict."""
     titles = {t.marker: f"{e.title}: {t.title}" for e in exercises for t in e.tasks}
-    tests = [{"name": f"{r['task']} ({titles[r['task']]}) {r['nodeid'].split('::', 1)[1]}",
-              "score": round(r["score"], 4), "max_score": round(r["max_score"], 4),
-              "output": r["output"], "visibility": "after_published" if r["hidden"] else "visible"}
-             for r in rows]
-    return {"score": round(sum(r["score"] for r in rows), 4), "tests": tests}
-
-
-def grade(root, submission, json_path=None, timeout=60.0, jobs=2, together=False):
-    """Grade ``submission``; returns (rows, the table as text, notes). ``together`` runs every
-    exercise in one pytest process (faster; a crash then also stops the other exercises' tests
-    until the runner restarts, so keep it for trusted code such as the solutions)."""
-    exercises = catalog.load(root)
-    if not os.path.isdir(submission):
-        raise FileNotFoundError(f"grade: {submission} is not a folder")
-    hidden = release.hidden_names(root, exercises)
-    expected = runner.run(root, [e.folder for e in exercises], timeout, collect_only=True)
-    if expected.collect_errors or expected.problems:
-        raise RuntimeError("grade: the teacher's tests do not collect: "
-                           + "; ".join(list(expected.collect_errors) + expected.problems))
-    with tempfile.TemporaryDirectory(prefix="minishare-grade-") as scratch:
-        tree = os.path.join(scratch, "exercises")
-        shutil.copytree(root, tree, ignore=COPY_IGNORE)
-        notes = take_submission(submission, tree, exercises)
-        runs = run_exercises(tree, exercises, timeout, jobs, together)
-    if together:
-        runs = {e.id: runs["all"] for e in exercises}
-    rows = score(exercises, expected.collected, runs, hidden)
-    if json_path:
-        with atomic_write(json_path) as f:
-            json.dump(gradescope(exercises, rows), f, indent=1)
-    return rows, table(exercises, rows), notes
+    tests = [{"name": f"{r['task']} ({titles[r['task']]}) {r['name']}", "score": r["score"],
+              "max_score": r["max_score"], "output": r["output"],
+              "visibility": "after_published" if r["hidden"] else "visible"} for r in rows]
+    score = sum(round(r["score"] * 10_000) for r in rows) / 10_000
+    return {"score": score, "output": "\n".join(notes), "stdout_visibility": "hidden", "tests": tests}

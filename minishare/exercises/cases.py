@@ -1,0 +1,194 @@
+"""A graded case: what the submission computes, and how the grader judges it.
+
+A case has two halves that run in two different processes::
+
+    @case("ex05_task1")
+    def test_sequence_when_m_does_not_divide_n(assign):   # runs beside the submission's code
+        return assign.sequence(7, 3)                       # data: this crosses to the grader
+
+    @test_sequence_when_m_does_not_divide_n.judge          # runs in the grader's process
+    def _(out, ref):
+        assert out == [0, 0, 0, 1, 1, 2, 2]
+
+The *probe* (the decorated function) gets the student's modules, named by its parameters
+(``assign`` is ``assign.py``), calls them on inputs the case chooses, and returns plain data:
+numbers, strings, None, lists, dicts with string keys, NumPy arrays. The *judge* gets that data
+after it has crossed as JSON (``encode``/``decode``), with ``ref``, the reference solution's data
+on the same probe, and raises AssertionError when the submission is wrong. Without a judge, the
+case passes when the data equals the reference's (``same``). The submission's process never
+reports a verdict about itself: what it can send is data, and data is judged where it cannot reach.
+
+``pytest`` collects a case as a test, so a student runs the visible ones as usual
+(``pytest -m ex05_task1``): both halves then run in the student's own process, against the
+reference data the release ships in ``expected.json``.
+"""
+import base64
+import importlib
+import inspect
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+
+MAX_BYTES = 2_000_000     # of one case's data as JSON: a probe returns results, not data sets
+EXPECTED = "expected.json"
+
+
+class Case:
+    """One graded case: ``probe(*modules) -> data`` and ``judge(out, ref)``."""
+
+    def __init__(self, marker, probe, rtol, atol, timeout):
+        self.marker, self.probe, self.name = marker, probe, probe.__name__
+        self.modules = tuple(inspect.signature(probe).parameters)     # ("assign",)
+        self.rtol, self.atol, self.timeout = rtol, atol, timeout
+        self.doc = inspect.getdoc(probe) or ""
+        self.judge = lambda out, ref: same(out, ref, self.rtol, self.atol)
+
+    def run(self, *modules):
+        """The probe's data on these modules, as it arrives on the grader's side."""
+        return decode(encode(self.probe(*modules)))
+
+
+def case(marker, *, rtol=1e-7, atol=1e-10, timeout=20.0):
+    """Decorator: the function becomes the probe of a case of task ``marker`` ("ex05_task1")."""
+    def wrap(probe):
+        graded = Case(marker, probe, rtol, atol, timeout)
+
+        def test():                              # what pytest runs in a student's checkout
+            out = graded.run(*(importlib.import_module(name) for name in graded.modules))
+            graded.judge(out, _expected(probe, graded.name, out))
+
+        def set_judge(judge):
+            graded.judge = judge
+            return judge
+
+        test.__name__ = test.__qualname__ = graded.name
+        test.__doc__, test.__module__ = probe.__doc__, probe.__module__
+        test.case, test.judge = graded, set_judge
+        return getattr(pytest.mark, marker)(test)
+    return wrap
+
+
+def cases_of(module):
+    """The cases a test module defines, in the order of the file."""
+    found = [obj.case for obj in vars(module).values() if isinstance(getattr(obj, "case", None), Case)]
+    return sorted(found, key=lambda c: c.probe.__code__.co_firstlineno)
+
+
+def _expected(probe, name, out):
+    """The reference data for a student's own run: ``expected.json`` beside the test file (the
+    release writes it); in the teacher's tree, where the module is the reference, ``out`` itself."""
+    path = os.path.join(os.path.dirname(os.path.abspath(inspect.getfile(probe))), EXPECTED)
+    if not os.path.exists(path):
+        return out
+    with open(path, encoding="utf-8") as f:
+        table = json.load(f)
+    if name not in table:
+        raise AssertionError(f"{EXPECTED} has no reference for {name}; release the exercises again")
+    return decode(table[name])
+
+
+# --------------------------------------------------------------------------- helpers for probes
+def raises(exception, fn, *args, **kwargs):
+    """Whether ``fn(*args, **kwargs)`` raises ``exception`` (data a probe can return)."""
+    try:
+        fn(*args, **kwargs)
+    except exception:
+        return True
+    return False
+
+
+def same(actual, expected, rtol=1e-7, atol=1e-10, where="the result"):
+    """Assert that ``actual`` equals ``expected``: arrays and floats to rtol/atol, the rest exactly.
+    The message names the first place they differ."""
+    if isinstance(expected, np.ndarray):
+        if not isinstance(actual, np.ndarray):
+            raise AssertionError(f"{where}: expected an array of shape {expected.shape}, got {_short(actual)}")
+        if actual.shape != expected.shape:
+            raise AssertionError(f"{where}: shape {actual.shape}, expected {expected.shape}")
+        if expected.dtype.kind in "fc" or actual.dtype.kind in "fc":
+            close = np.isclose(actual.astype(float), expected.astype(float), rtol=rtol, atol=atol, equal_nan=True)
+            if not close.all():
+                i = tuple(int(k) for k in np.argwhere(~close)[0])
+                raise AssertionError(f"{where}{list(i)}: {actual[i]!r}, expected {expected[i]!r} "
+                                     f"({int((~close).sum())} of {close.size} entries differ)")
+        elif not np.array_equal(actual, expected):
+            i = tuple(int(k) for k in np.argwhere(actual != expected)[0])
+            raise AssertionError(f"{where}{list(i)}: {actual[i]!r}, expected {expected[i]!r}")
+    elif isinstance(expected, float) and not isinstance(actual, bool) and isinstance(actual, (int, float)):
+        if not (math.isclose(actual, expected, rel_tol=rtol, abs_tol=atol)
+                or (math.isnan(actual) and math.isnan(expected))):
+            raise AssertionError(f"{where}: {actual!r}, expected {expected!r}")
+    elif isinstance(expected, list):
+        if not isinstance(actual, list) or len(actual) != len(expected):
+            raise AssertionError(f"{where}: {_short(actual)}, expected a list of {len(expected)}: {_short(expected)}")
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            same(a, e, rtol, atol, f"{where}[{i}]")
+    elif isinstance(expected, dict):
+        if not isinstance(actual, dict) or set(actual) != set(expected):
+            raise AssertionError(f"{where}: keys {sorted(actual) if isinstance(actual, dict) else _short(actual)}, "
+                                 f"expected {sorted(expected)}")
+        for key in expected:
+            same(actual[key], expected[key], rtol, atol, f"{where}[{key!r}]")
+    elif type(actual) is not type(expected) or actual != expected:
+        raise AssertionError(f"{where}: {_short(actual)}, expected {_short(expected)}")
+
+
+def _short(value):
+    text = repr(value)
+    return text if len(text) <= 200 else text[:200] + "..."
+
+
+# --------------------------------------------------------------------------- the wire format
+def encode(data):
+    """``data`` as JSON text: arrays tagged with dtype and shape, tuples as lists; anything else
+    (a Tensor, an object of the student's) is refused, so nothing but data crosses."""
+    text = json.dumps(_plain(data, "the result"), allow_nan=True)
+    if len(text) > MAX_BYTES:
+        raise ValueError(f"the probe returned {len(text):,} bytes of data, more than {MAX_BYTES:,}")
+    return text
+
+
+def _plain(value, where):
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, float)):
+        return value
+    if isinstance(value, np.generic):
+        return _plain(value.item(), where)
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in "biuf":
+            raise TypeError(f"{where}: an array of dtype {value.dtype} cannot be sent (numbers and bools only)")
+        return {"__array__": value.dtype.str, "shape": list(value.shape), "data": value.ravel().tolist()}
+    if isinstance(value, bytes):
+        return {"__bytes__": base64.b64encode(value).decode("ascii")}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise TypeError(f"{where}: dict keys must be strings")
+        return {k: _plain(v, f"{where}[{k!r}]") for k, v in value.items()}
+    raise TypeError(f"{where}: a {type(value).__name__} cannot be sent; return numbers, strings, "
+                    "lists, dicts or NumPy arrays (a Tensor's values are t.numpy())")
+
+
+def decode(text):
+    """The data of ``encode``'s JSON text (the grader's side: JSON only, nothing is executed)."""
+    return _rebuild(json.loads(text) if isinstance(text, str) else text)
+
+
+def _rebuild(value):
+    if isinstance(value, list):
+        return [_rebuild(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "__array__" in value:
+        dtype = np.dtype(value["__array__"])
+        if dtype.kind not in "biuf":
+            raise ValueError(f"data: arrays of dtype {dtype} are not accepted")
+        return np.array(value["data"], dtype=dtype).reshape(value["shape"])
+    if "__bytes__" in value:
+        return base64.b64decode(value["__bytes__"])
+    return {k: _rebuild(v) for k, v in value.items()}

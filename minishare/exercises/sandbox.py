@@ -1,0 +1,277 @@
+"""Running probes beside a submission, in a process that cannot reach the grade.
+
+``run(files, cases_file, names, ...)`` copies the submission's files, the case file and a private
+copy of the library into a fresh folder, starts ``worker.py`` there and reads back one record per
+case: its data or its error. What keeps the grade out of the submission's reach:
+
+* **Another process, another user.** When the grader runs as root (as on Gradescope), the worker
+  runs as an unprivileged user (``MINISHARE_GRADER_USER``, default ``nobody``), which can read the
+  copies it is given and write only its own scratch folder; the teacher's files and the results
+  are root's. When that user cannot run this Python (a root-only install), or the grader is not
+  root, the worker runs as the grader's user and the audit hook of ``worker`` alone guards the
+  files (``Sandbox.note`` says which).
+* **Nothing outlives a run.** The worker starts its own session; when it ends, its process group
+  is killed, and every process of the unprivileged user started since. (The worker's audit hook
+  refuses to start processes anyway.)
+* **Limits.** Address space, file size, core dumps and processes are capped (``resource``); a case
+  that runs past its time is killed with its process, and the worker starts again with the cases
+  that have not run, so a hang or a crash costs only the case it happens in.
+* **Data only.** Records are JSON lines read with a size limit; the grader judges them itself.
+"""
+import dataclasses
+import json
+import os
+import pwd
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+MAX_OUTPUT = 64 * 2 ** 20             # bytes a worker may send in all
+MEMORY = 6 * 2 ** 30                  # address space of the worker
+FILE_SIZE = 64 * 2 ** 20
+STARTUP = 60.0                        # seconds to import NumPy, the library and the submission
+
+
+@dataclasses.dataclass
+class Result:
+    records: dict            # case name -> {"data": ...} or {"error": "..."}, and "breaches": [...]
+    breaches: list           # what was refused while the submission's modules imported
+
+
+class Sandbox:
+    """Where workers run: the library copy, and the user they run as."""
+
+    def __init__(self, deny=(), user=None):
+        self.root = tempfile.mkdtemp(prefix="minishare-sandbox-")
+        os.chmod(self.root, 0o755)
+        self.library = os.path.join(self.root, "lib")
+        package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        shutil.copytree(package, os.path.join(self.library, "minishare"),
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        _readable(self.library)
+        self.deny = [os.path.realpath(p) for p in deny]
+        self.uid, self.gid, self.note = _choose_user(user, self.library)
+
+    def close(self):
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def run(self, files, cases_file, names, modules, forbid, forbidden_modules, timeouts):
+        """Run the cases ``names`` of ``cases_file`` on the submission ``files`` ({file name:
+        bytes}); ``timeouts`` {name: seconds}. Returns a ``Result``."""
+        run_dir = tempfile.mkdtemp(dir=self.root, prefix="run-")
+        os.chmod(run_dir, 0o755)
+        try:
+            submission = os.path.join(run_dir, "submission")
+            scratch = os.path.join(run_dir, "scratch")
+            os.makedirs(submission)
+            os.makedirs(scratch)
+            for name, content in files.items():
+                with open(os.path.join(submission, name), "wb") as f:
+                    f.write(content)
+            cases = os.path.join(run_dir, "cases", os.path.basename(cases_file))
+            os.makedirs(os.path.dirname(cases))
+            shutil.copyfile(cases_file, cases)
+            _readable(run_dir)
+            if self.uid is not None:
+                os.chown(scratch, self.uid, self.gid)
+            result = Result({}, [])
+            remaining = list(names)
+            while remaining:
+                spec = dict(submission=os.path.realpath(submission), library=self.library,
+                            scratch=os.path.realpath(scratch), cases=cases, run=remaining,
+                            modules=list(modules), forbid=forbid, timeouts=timeouts, forbidden_modules=list(forbidden_modules),
+                            deny=self.deny)
+                remaining = self._attempt(spec, run_dir, timeouts, result)
+            return result
+        finally:
+            shutil.rmtree(run_dir, ignore_errors=True)
+
+    def _attempt(self, spec, run_dir, timeouts, result):
+        """One worker process; returns the cases still to run after it ended."""
+        read, write = os.pipe()
+        spec["fd"] = write
+        spec_path = os.path.join(run_dir, "spec.json")
+        with open(spec_path, "w", encoding="utf-8") as f:
+            json.dump(spec, f)
+        os.chmod(spec_path, 0o644)
+        started = time.time()
+        process = subprocess.Popen(
+            [sys.executable, "-I", os.path.join(self.library, "minishare", "exercises", "worker.py"), spec_path],
+            cwd=spec["scratch"], env=_environment(spec["scratch"]), pass_fds=(write,),
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            start_new_session=True, preexec_fn=_limits(self.uid is not None),
+            **({"user": self.uid, "group": self.gid, "extra_groups": []} if self.uid is not None else {}))
+        os.close(write)
+        try:
+            open_case, why = self._read(process, read, spec["run"], timeouts, result)
+        finally:
+            os.close(read)
+            self._kill(process, started)
+        stderr = process.stderr.read().decode("utf-8", "replace")[-2000:] if process.stderr else ""
+        process.stderr.close()
+        done = [n for n in spec["run"] if n in result.records]
+        if open_case is None:
+            left = [n for n in spec["run"] if n not in result.records]
+            if left:                    # the worker died before its first case: nothing will run
+                reason = why or f"the test process ended (exit status {process.returncode}) before the cases ran"
+                detail = stderr.strip().splitlines()[-1:] if stderr.strip() else []
+                for name in left:
+                    result.records[name] = {"error": reason + (f": {detail[0]}" if detail else "")}
+            return []
+        result.records[open_case] = {"error": why or f"the test process died (exit status "
+                                              f"{process.returncode}) while this case ran"}
+        return [n for n in spec["run"] if n not in result.records and n not in done]
+
+    def _read(self, process, fd, names, timeouts, result):
+        """Fold the worker's records into ``result`` until it ends or a case overstays. Returns
+        (the case open when it stopped or None, why it was stopped)."""
+        buffer, total, open_case = b"", 0, None
+        deadline = time.monotonic() + STARTUP
+        while True:
+            wait = deadline - time.monotonic()
+            if wait <= 0:
+                why = (f"the case ran longer than {timeouts[open_case] + 5:g} s and was stopped"
+                       if open_case else f"the module did not import within {STARTUP:g} s")
+                return open_case, why
+            ready, _, _ = select.select([fd], [], [], min(wait, 1.0))
+            if not ready:
+                if process.poll() is not None and not _pending(fd):
+                    return open_case, None
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                process.wait()
+                return open_case, None
+            total += len(chunk)
+            if total > MAX_OUTPUT:
+                return open_case, f"the test process sent more than {MAX_OUTPUT // 2 ** 20} MiB"
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            for line in lines:
+                record = _parse(line)
+                if record is None:
+                    continue
+                said = [str(b)[:300] for b in record.get("breaches", ()) or ()] \
+                    if isinstance(record.get("breaches"), list) else []
+                if record.get("imported"):
+                    result.breaches += [b for b in said if b not in result.breaches]
+                elif record.get("begin") in names and record["begin"] not in result.records:
+                    open_case = record["begin"]
+                    deadline = time.monotonic() + timeouts[open_case] + 5
+                elif record.get("end") == open_case and open_case is not None:
+                    result.records[open_case] = ({"data": record["data"]} if "data" in record
+                                                 else {"error": str(record.get("error"))[:4000]})
+                    result.records[open_case]["breaches"] = said
+                    open_case = None
+                    deadline = time.monotonic() + STARTUP
+                elif record.get("done"):
+                    process.wait()
+                    return None, None
+
+    def _kill(self, process, started):
+        """The worker's group, and every process of the sandbox user started since ``started``."""
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        process.wait()
+        if self.uid is None:
+            return
+        for pid in _processes_of(self.uid, since=started - 1):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def _parse(line):
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _pending(fd):
+    return bool(select.select([fd], [], [], 0)[0])
+
+
+def _environment(scratch):
+    env = {"PATH": "/usr/bin:/bin", "HOME": scratch, "LANG": "C.UTF-8", "MPLBACKEND": "Agg",
+           "MINISHARE_BACKEND": "numpy", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+           "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
+    return env
+
+
+def _limits(unprivileged):
+    def apply():
+        import resource
+        for limit, value in ((resource.RLIMIT_AS, MEMORY), (resource.RLIMIT_FSIZE, FILE_SIZE),
+                             (resource.RLIMIT_CORE, 0)) + (((resource.RLIMIT_NPROC, 256),) if unprivileged else ()):
+            soft, hard = resource.getrlimit(limit)
+            value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+            resource.setrlimit(limit, (value, value))
+    return apply
+
+
+def _readable(top):
+    for directory, _, files in os.walk(top):
+        os.chmod(directory, 0o755)
+        for name in files:
+            os.chmod(os.path.join(directory, name), 0o644)
+
+
+def _choose_user(user, library):
+    """(uid, gid, note): the unprivileged user workers run as, or (None, None, why not)."""
+    if os.geteuid() != 0:
+        return None, None, "the grader is not root: submissions run as its own user, guarded by the worker's audit hook"
+    name = user or os.environ.get("MINISHARE_GRADER_USER") or "nobody"
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError:
+        return None, None, f"user {name!r} does not exist: submissions run as root, guarded by the worker's audit hook"
+    try:
+        probe = subprocess.run([sys.executable, "-I", "-c", "import numpy, sys; sys.path.insert(0, sys.argv[1]); "
+                                "import minishare", library], user=entry.pw_uid, group=entry.pw_gid,
+                               extra_groups=[], capture_output=True, cwd="/", timeout=120)
+        works = probe.returncode == 0
+    except OSError:
+        works = False
+    if not works:
+        return None, None, (f"user {name!r} cannot run {sys.executable} with NumPy (a Python under a "
+                            "root-only folder?): submissions run as root, guarded by the worker's audit hook")
+    return entry.pw_uid, entry.pw_gid, f"submissions run as user {name!r}"
+
+
+def _processes_of(uid, since):
+    """Pids of the processes of ``uid`` started after the time ``since`` (seconds since the epoch)."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            boot = next(float(line.split()[1]) for line in f if line.startswith("btime"))
+    except (OSError, StopIteration):
+        return []
+    ticks = os.sysconf("SC_CLK_TCK")
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{entry}").st_uid != uid:
+                continue
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if boot + int(fields[19]) / ticks >= since:
+                pids.append(int(entry))
+        except (OSError, IndexError, ValueError):
+            continue
+    return pids
