@@ -1,9 +1,9 @@
-"""The classroom tool (``python -m minishare.exercises``): regions, release, check and grade.
+"""The classroom tool (``python -m minishare.exercises``): regions, cases, release, check, grade.
 
-A tiny exercise tree written here exercises each rule (and each way an assignment set can be
-unsound); the real ``exercises/`` is released and graded as shipped: the untouched release scores
-0 on every task, the solutions full marks. Grading runs pytest in subprocesses on NumPy whatever
-the backend, so the strict-backend run of the suite skips the slow real-tree test.
+A tiny exercise tree written here exercises each rule; the attacks a student could try are tried
+against the real ``exercises/`` (ex05 and ex02 are fast) as a student would: from the release,
+with only their own files. Grading runs workers on NumPy whatever the backend, so the strict run
+of the suite skips what would repeat the NumPy run exactly.
 """
 import json
 import os
@@ -11,17 +11,17 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import zipfile
 
+import numpy as np
 import pytest
 
 from minishare import backend
-from minishare.exercises import catalog, check, grade, regions, release, runner
+from minishare.exercises import cases, catalog, check, grade, gradescope, regions, release, scan
 from minishare.exercises.__main__ import main
 
-# The tool runs exercises in pytest subprocesses on NumPy whatever the backend: under the strict
-# backend those tests would repeat the NumPy run exactly, so they run once.
-numpy_run_only = pytest.mark.skipif(backend.name == "strict", reason="the exercise runner forces "
-                                    "MINISHARE_BACKEND=numpy; the NumPy run of the suite covers this")
+numpy_run_only = pytest.mark.skipif(backend.name == "strict", reason="workers run on NumPy whatever the "
+                                    "backend; the NumPy run of the suite covers this")
 
 STUDENT = '''\
 def double(x):
@@ -37,37 +37,46 @@ def square(x):
     ### END SOLUTION
 '''
 
-TESTS = '''\
-import pytest
-from toy import double, square
+CASES = '''\
+from minishare.exercises.cases import case
 
 
-@pytest.mark.ex01_task1
-def test_double():
-    assert double(3) == 6
+@case("ex01_task1")
+def test_double(toy):
+    return toy.double(3)
 
 
-@pytest.mark.ex01_task2
-def test_square():
-    assert square(3) == 9
+@test_double.judge
+def _(out, ref):
+    assert out == 6, out
+
+
+@case("ex01_task2")
+def test_square(toy):
+    return toy.square(3)
 
 
 ### BEGIN HIDDEN TESTS
-@pytest.mark.ex01_task2
-def test_square_of_a_negative_number():
-    assert square(-4) == 16
+@case("ex01_task2", timeout=2)
+def test_square_of_a_negative_number(toy):
+    return toy.square(-4)
 ### END HIDDEN TESTS
 '''
 
+MUTANTS = {"task1_triples.py": '"""Triples instead of doubling."""\n\n\ndef double(x):\n    return 3 * x\n',
+           "task2_abs.py": '"""Squares the absolute value wrongly: x * abs(x)."""\n\n\ndef square(x):\n    return x * abs(x)\n'}
 
-def make_tree(root, student=STUDENT, tests=TESTS, readme="# Toy\n"):
-    """A one-exercise tree: ex01_toy with toy.py (2 tasks), its tests, and an answer file."""
+
+def make_tree(root, student=STUDENT, tests=CASES, readme="# Toy\n", mutants=MUTANTS):
+    """A one-exercise tree: ex01_toy with toy.py (2 tasks), its cases, mutants and an answer file."""
     folder = root / "ex01_toy"
-    folder.mkdir(parents=True)
+    (folder / "mutants").mkdir(parents=True)
     (folder / "toy.py").write_text(student)
     (folder / "test_ex01_toy.py").write_text(tests)
     (folder / "README.md").write_text(readme)
     (folder / "answer.txt").write_text("the teacher's answer\n")
+    for name, text in mutants.items():
+        (folder / "mutants" / name).write_text(text)
     table = {"ex01": {"title": "Toy", "edit": ["toy.py", "answer.txt"],
                       "tasks": {"task1": {"points": 2, "title": "double"},
                                 "task2": {"points": 4, "title": "square"}}}}
@@ -75,16 +84,27 @@ def make_tree(root, student=STUDENT, tests=TESTS, readme="# Toy\n"):
     real = catalog.default_root()
     for name in ("conftest.py", "pytest.ini"):
         shutil.copyfile(os.path.join(real, name), root / name)
+    (root / "README.md").write_text("# Exercises\n\n## For students\n\nRun pytest.\n\n## For teachers\n\nSecrets.\n")
     return root
 
 
-# ---------------------------------------------------------------------------- regions
+def submit(tmp_path, name, text, folder="ex01_toy"):
+    """A submission folder holding one file, laid out as the release."""
+    target = tmp_path / "sub" / folder / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(textwrap.dedent(text))
+    return tmp_path / "sub"
+
+
+def scores(rows):
+    return {r["name"]: r["score"] for r in rows}
+
+
+# ---------------------------------------------------------------------------- regions and cases
 def test_solution_region_becomes_a_raise_naming_the_task():
     stub = regions.strip_solutions(STUDENT, "toy.py", "ex07")
-    assert 'raise NotImplementedError("ex07 task 1")' in stub
-    assert 'raise NotImplementedError("ex07 task 2")' in stub
-    assert "2 * x" not in stub and "SOLUTION" not in stub
-    assert '"""Task 1."""' in stub                          # the docstring stays
+    assert 'raise NotImplementedError("ex07 task 1")' in stub and 'raise NotImplementedError("ex07 task 2")' in stub
+    assert "2 * x" not in stub and "SOLUTION" not in stub and '"""Task 1."""' in stub
 
 
 def test_regions_outside_a_function_or_unbalanced_are_refused():
@@ -94,135 +114,144 @@ def test_regions_outside_a_function_or_unbalanced_are_refused():
         regions.strip_solutions("def f():\n    ### BEGIN SOLUTION task 1\n    return 1\n", "m.py", "ex01")
     with pytest.raises(regions.RegionError, match="END without BEGIN"):
         regions.strip_hidden("x = 1\n### END HIDDEN TESTS\n", "t.py")
-    with pytest.raises(regions.RegionError, match="malformed"):
-        regions.strip_solutions("def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION\n",
-                                "m.py", "ex01")
 
 
-def test_hidden_tests_are_removed_and_named():
-    released = regions.strip_hidden(TESTS, "t.py")
-    assert "test_square_of_a_negative_number" not in released and "def test_square():" in released
-    assert regions.hidden_test_names(TESTS, "t.py") == {"test_square_of_a_negative_number"}
+def test_data_crosses_as_json_and_only_data_crosses():
+    data = {"a": np.arange(6, dtype=np.float32).reshape(2, 3), "b": (1, 2.5, None, "s", True), "c": np.int64(7)}
+    back = cases.decode(cases.encode(data))
+    assert back["a"].dtype == np.float32 and back["a"].shape == (2, 3) and back["b"] == [1, 2.5, None, "s", True]
+    assert back["c"] == 7 and type(back["c"]) is int
+    with pytest.raises(TypeError, match="a object cannot be sent|cannot be sent"):
+        cases.encode(object())
+    with pytest.raises(TypeError, match="dtype object"):
+        cases.encode(np.array([object()]))
+
+
+def test_same_names_the_first_difference():
+    cases.same({"x": np.array([1.0, 2.0])}, {"x": np.array([1.0, 2.0 + 1e-12])})
+    with pytest.raises(AssertionError, match=r"\['x'\]\[1\]: 2.5, expected 2.0"):
+        cases.same({"x": np.array([1.0, 2.5])}, {"x": np.array([1.0, 2.0])})
+    with pytest.raises(AssertionError, match="expected 3"):
+        cases.same(3.0, 3)                         # a float where the answer is an integer
+    with pytest.raises(AssertionError, match=r"\[1\]"):
+        cases.same([1, 2], [1, 3])
+
+
+def test_scan_resolves_imports_and_costs_the_task_that_uses_them():
+    source = textwrap.dedent('''\
+        import minishare.functional as F
+        from minishare import sharing
+
+        def double(x):
+            return F.softmax(x)
+
+        def square(x):
+            return sharing.assign(x) + eval("1")
+        ''')
+    found = scan.scan(source, "toy.py", ["minishare.sharing"], {"ex01_task1": ["minishare.functional.softmax"],
+                                                                "ex01_task2": []},
+                      {"double": ("ex01_task1",), "square": ("ex01_task2",)})
+    assert [(b.line, b.use, b.tasks) for b in found] == [
+        (2, "minishare.sharing", ("ex01_task1", "ex01_task2")),          # an import costs every task
+        (5, "minishare.functional.softmax", ("ex01_task1",)),
+        (8, "eval", ("ex01_task2",)),
+        (8, "minishare.sharing.assign", ("ex01_task2",))]
+
+
+def test_shares_add_up_to_the_points_exactly():
+    for points, n in ((2, 3), (3, 7), (4, 6), (1, 9)):
+        shares = grade.split(points, n)
+        assert len(shares) == n and sum(round(s * 10_000) for s in shares) == points * 10_000
+        assert max(shares) - min(shares) <= 1e-4 + 1e-12
 
 
 # ---------------------------------------------------------------------------- release
-def test_release_strips_solutions_hidden_tests_and_answers(tmp_path):
+@numpy_run_only
+def test_release_strips_solutions_hidden_cases_mutants_answers_and_the_teachers_section(tmp_path):
     root = make_tree(tmp_path / "src")
-    assert release.release(root, tmp_path / "out") == 6     # README, table, conftest, ini; stub, tests
+    release.release(root, tmp_path / "out")
     out = tmp_path / "out" / "ex01_toy"
-    assert sorted(os.listdir(out)) == ["README.md", "test_ex01_toy.py", "toy.py"]
+    assert sorted(os.listdir(out)) == ["README.md", "expected.json", "test_ex01_toy.py", "toy.py"]
     assert "NotImplementedError" in (out / "toy.py").read_text()
     assert "negative" not in (out / "test_ex01_toy.py").read_text()
+    assert json.loads((out / "expected.json").read_text()) == {"test_double": 6, "test_square": 9}
+    readme = (tmp_path / "out" / "README.md").read_text()
+    assert "Run pytest" in readme and "teachers" not in readme and "Secrets" not in readme
     with pytest.raises(FileExistsError):
         release.release(root, tmp_path / "out")
 
 
 @numpy_run_only
-def test_a_student_runs_one_task_in_the_release_without_marker_warnings(tmp_path):
+def test_a_student_runs_one_task_in_the_release_against_the_expected_data(tmp_path):
     release.release(make_tree(tmp_path / "src"), tmp_path / "out")
+    toy = tmp_path / "out" / "ex01_toy" / "toy.py"
+    toy.write_text(toy.read_text().replace('raise NotImplementedError("ex01 task 2")', "return x + x"))
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "ex01_task2"],
-                          cwd=tmp_path / "out", env=runner.environment(), capture_output=True, text=True)
-    assert "1 failed, 1 deselected" in done.stdout and 'NotImplementedError("ex01 task 2")' in done.stdout
+                          cwd=tmp_path / "out", capture_output=True, text=True)
+    assert "1 failed, 1 deselected" in done.stdout and "6, expected 9" in done.stdout
     assert "Warning" not in done.stdout + done.stderr
-
-
-def test_table_and_folders_must_agree(tmp_path):
-    root = make_tree(tmp_path / "src")
-    (root / "ex02_orphan").mkdir()
-    with pytest.raises(catalog.CatalogError, match="ex02_orphan/: the folder has no entry"):
-        catalog.load(root)
 
 
 # ---------------------------------------------------------------------------- check
 @numpy_run_only
-def test_check_passes_a_sound_tree_and_counts(tmp_path):
+def test_check_passes_a_sound_tree_and_counts_the_mutants(tmp_path):
     said = []
-    assert check.check(make_tree(tmp_path / "src"), timeout=20, say=said.append) == []
-    assert said[0].startswith("checked 1 exercises, 2 tasks, 3 tests (2 visible, 1 hidden)")
+    assert check.check(make_tree(tmp_path / "src"), say=said.append) == []
+    assert said[0].startswith("checked 1 exercises, 2 tasks, 3 cases (2 visible, 1 hidden), 2 mutants")
+    assert any("ex01_task2" in line and "mutants caught 1/1" in line for line in said)
 
 
 @numpy_run_only
 def test_check_names_each_kind_of_problem(tmp_path):
-    student = STUDENT.replace("return x * x", "return x + x") \
-                     .replace("return 2 * x", "return 2 * x  # the answer, pasted")
-    tests = TESTS.replace("assert double(3) == 6", "assert True") \
-                 .replace("@pytest.mark.ex01_task1", "@pytest.mark.ex01_task1\n@pytest.mark.ex01_task2")
-    root = make_tree(tmp_path / "src", student=student, tests=tests,
+    student = STUDENT.replace("return 2 * x", "return 2 * x  # the answer, pasted")
+    tests = CASES.replace('@case("ex01_task2")\ndef test_square', '@case("ex01_task2", timeout=5)\ndef test_square') \
+                 .replace("assert out == 6, out", "assert out == 7, out") \
+                 .replace('"ex01_task2", timeout=2', '"ex01_task9", timeout=2')
+    mutants = {"task2_abs.py": '"""Right for x >= 0 only."""\n\n\ndef square(x):\n    return x * abs(x)\n'}
+    root = make_tree(tmp_path / "src", student=student, tests=tests, mutants=mutants,
                      readme="# Toy\n\n    return 2 * x  # the answer, pasted\n")
-    text = "\n".join(check.check(root, timeout=20, say=lambda _: None))
-    assert "test_square: fails on the solutions" in text                     # (1)
-    assert "needs exactly one task marker" in text and "ex01_task1: no visible test" in text
-    assert "test_double: passes on the stub" in text                         # (2)
-    assert "README.md: holds a line of a solution" in text                   # (3)
-
-
-@numpy_run_only
-def test_check_catches_a_stub_that_fails_for_another_reason(tmp_path):
-    tests = TESTS.replace("from toy import double, square", "from toy import double, square, cube")
-    student = STUDENT + "\n\ndef cube(x):\n    return x ** 3\n"
-    root = make_tree(tmp_path / "src", student=student, tests=tests)
-    # the release keeps cube (no region), so everything imports; now break the import in the stub only
-    root.joinpath("ex01_toy", "toy.py").write_text(student.replace(
-        "def cube(x):\n    return x ** 3", "def cube(x):\n    ### BEGIN SOLUTION task 1\n    return x ** 3\n"
-        "    ### END SOLUTION\n\n\nraise_at_import = double(1)"))
-    problems = check.check(root, timeout=20, say=lambda _: None)
-    assert any("does not collect" in p or "not the stub's NotImplementedError" in p for p in problems), problems
+    text = "\n".join(check.check(root, say=lambda _: None))
+    assert "test_double fails on the solutions" in text                               # (2)
+    assert "case test_square_of_a_negative_number has task ex01_task9" in text        # (1)
+    assert "ex01_task1: no mutant" in text                                            # (1)
+    assert "mutants/task2_abs.py: keeps full marks on ex01_task2" in text             # (4)
+    assert "README.md: holds a line of a solution" in text                            # (5)
 
 
 # ---------------------------------------------------------------------------- grade
 @numpy_run_only
-def test_grade_scores_a_partial_submission_and_writes_gradescope_json(tmp_path):
+def test_grade_scores_a_flat_upload_and_writes_gradescope_json(tmp_path):
     root = make_tree(tmp_path / "src")
-    release.release(root, tmp_path / "handout")
-    toy = tmp_path / "handout" / "ex01_toy" / "toy.py"
-    toy.write_text(toy.read_text().replace('raise NotImplementedError("ex01 task 1")', "return 2 * x"))
-    rows, table, notes = grade.grade(root, tmp_path / "handout", tmp_path / "results.json", timeout=20)
-    assert [r["score"] for r in rows] == [2.0, 0.0, 0.0]
-    lines = [line.split() for line in table.splitlines()]
-    assert ["ex01_task1", "1/1", "2.00", "/", "2", "double"] in lines
-    assert ["total", "1/3", "2.00", "/", "6"] in lines
-    assert notes == ["ex01_toy/answer.txt: not in the submission"]
+    (tmp_path / "flat").mkdir()
+    (tmp_path / "flat" / "toy.py").write_text("def double(x):\n    return 2 * x\n\ndef square(x):\n    return 0\n")
+    rows, table, notes = grade.grade(root, tmp_path / "flat", tmp_path / "results.json")
+    assert scores(rows) == {"test_double": 2.0, "test_square": 0.0, "test_square_of_a_negative_number": 0.0}
+    assert ["total", "1/3", "2.00", "/", "6"] in [line.split() for line in table.splitlines()]
+    assert "ex01_toy/answer.txt: not in the submission" in notes
     results = json.loads((tmp_path / "results.json").read_text())
-    assert results["score"] == 2.0 and len(results["tests"]) == 3
+    assert results["score"] == 2.0 and "answer.txt: not in the submission" in results["output"]
     assert {t["visibility"] for t in results["tests"]} == {"visible", "after_published"}
-    assert all({"name", "score", "max_score", "output"} <= set(t) for t in results["tests"])
+    assert sum(t["max_score"] for t in results["tests"]) == 6
 
 
 @numpy_run_only
-def test_a_looping_or_crashing_submission_loses_only_those_tests(tmp_path):
+def test_a_looping_or_crashing_submission_loses_only_those_cases(tmp_path):
     root = make_tree(tmp_path / "src")
-    submission = tmp_path / "sub" / "ex01_toy"
-    submission.mkdir(parents=True)
-    submission.joinpath("toy.py").write_text(textwrap.dedent('''\
-        import os
-
+    sub = submit(tmp_path, "toy.py", '''\
         def double(x):
             while True:
                 pass
 
         def square(x):
             if x < 0:
-                os._exit(3)
+                raise SystemExit(3)
             return x * x
-        '''))
-    rows, _, _ = grade.grade(root, tmp_path / "sub", timeout=2)
-    result = {r["nodeid"].split("::")[1]: r for r in rows}
-    assert result["test_double"]["score"] == 0 and "longer than 2 s" in result["test_double"]["output"]
+        ''')
+    rows, _, _ = grade.grade(root, sub)
+    result = {r["name"]: r for r in rows}
+    assert result["test_double"]["score"] == 0 and "longer than 20 s" in result["test_double"]["output"]
     assert result["test_square"]["score"] == 2.0
     assert result["test_square_of_a_negative_number"]["score"] == 0
-    assert "died" in result["test_square_of_a_negative_number"]["output"]
-
-
-@numpy_run_only
-def test_a_submission_that_does_not_import_scores_zero_with_the_reason(tmp_path):
-    root = make_tree(tmp_path / "src")
-    submission = tmp_path / "sub" / "ex01_toy"
-    submission.mkdir(parents=True)
-    submission.joinpath("toy.py").write_text("def double(x):\n    return 2 * x\n\ndef square(x) return x\n")
-    rows, table, _ = grade.grade(root, tmp_path / "sub", timeout=20)
-    assert [r["score"] for r in rows] == [0, 0, 0]
-    assert all("SyntaxError" in r["output"] for r in rows)
-    assert ["total", "0/3", "0.00", "/", "6"] in [line.split() for line in table.splitlines()]
 
 
 @numpy_run_only
@@ -231,17 +260,212 @@ def test_command_line_reports_bad_input_in_one_line(tmp_path, capsys):
     assert "no exercises table" in capsys.readouterr().err
     assert main(["--source", str(make_tree(tmp_path / "src")), "grade", str(tmp_path / "missing")]) == 1
     assert "is not a folder" in capsys.readouterr().err
+    assert main(["--source", str(tmp_path / "src"), "grade", str(tmp_path), "--only", "ex09"]) == 1
+    assert "no exercise ex09" in capsys.readouterr().err
 
 
 @numpy_run_only
-def test_real_exercises_release_scores_zero_and_solutions_full(tmp_path):
-    root = catalog.default_root()
-    exercises = catalog.load(root)
-    assert len(exercises) >= 12
-    release.release(root, tmp_path / "handout")
-    untouched, _, _ = grade.grade(root, tmp_path / "handout", timeout=60, together=True)
-    solutions, _, _ = grade.grade(root, root, timeout=60, together=True)
-    for task in catalog.markers(exercises):
-        assert sum(r["score"] for r in untouched if r["task"] == task) == 0, task
-    assert sum(r["score"] for r in solutions) == pytest.approx(sum(e.points for e in exercises))
-    assert all(r["passed"] for r in solutions)
+def test_batch_writes_a_csv_and_a_results_json_each(tmp_path, capsys):
+    root = make_tree(tmp_path / "src")
+    for name, body in (("ada", "return 2 * x"), ("bob", "return 0")):
+        submit(tmp_path / name, "toy.py", f"def double(x):\n    {body}\n\ndef square(x):\n    return x * x\n")
+        shutil.move(str(tmp_path / name / "sub"), str(tmp_path / "all" / name))
+    assert main(["--source", str(root), "batch", str(tmp_path / "all"), "--out", str(tmp_path / "grades")]) == 0
+    lines = (tmp_path / "grades" / "scores.csv").read_text().splitlines()
+    assert lines == ["submission,ex01_task1,ex01_task2,total", "ada,2,4,6", "bob,0,4,4"]
+    assert json.loads((tmp_path / "grades" / "bob" / "results.json").read_text())["score"] == 4
+
+
+# ---------------------------------------------------------------------------- attacks, on the real tree
+REAL = catalog.default_root()
+
+
+@pytest.fixture(scope="module")
+def handout(tmp_path_factory):
+    """The release of ex05 and ex02, as a student gets it."""
+    out = tmp_path_factory.mktemp("handout") / "release"
+    release.release(REAL, out, only=["ex05", "ex02"])
+    return out
+
+
+def attack(tmp_path, handout, code, exercise="ex05_sharing_assign", module="assign.py", solve=False):
+    """The student's copy of ``module`` (the stub, or the solution with ``solve``) with ``code``
+    appended, graded; returns the rows of that exercise."""
+    source = os.path.join(REAL if solve else handout, exercise, module)
+    with open(source, encoding="utf-8") as f:
+        text = f.read()
+    sub = submit(tmp_path, module, text + "\n\n" + textwrap.dedent(code), folder=exercise)
+    rows, _, _ = grade.grade(REAL, sub, tmp_path / "results.json", only=[exercise[:4]])
+    return rows
+
+
+@numpy_run_only
+def test_the_untouched_release_scores_zero_and_the_solutions_full_marks(tmp_path, handout):
+    rows, _, _ = grade.grade(REAL, handout, only=["ex05", "ex02"])
+    assert rows and sum(r["score"] for r in rows) == 0
+    rows, _, _ = grade.grade(REAL, REAL, only=["ex05", "ex02"])
+    assert all(r["passed"] for r in rows), [r["output"] for r in rows if not r["passed"]][:1]
+    assert sum(r["score"] for r in rows) == pytest.approx(sum(e.points for e in catalog.load(REAL) if e.id in ("ex05", "ex02")))
+
+
+@numpy_run_only
+def test_forged_outcomes_score_zero(tmp_path, handout):
+    """Today's attack: appended lines that mark every test passed. Outcomes no longer exist in the
+    submission's process; so it forges what it can: data records on the worker's pipe, and the
+    judges' helpers in its own copy of the library."""
+    rows = attack(tmp_path, handout, '''\
+        import json, os
+        import minishare.exercises.cases as c
+        c.same = lambda *a, **k: None
+        for fd in range(3, 12):
+            for name in ("test_sequence_worked_example", "test_cycle_worked_example"):
+                try:
+                    os.write(fd, (json.dumps({"begin": name}) + "\\n" + json.dumps({"end": name, "data": 0}) + "\\n").encode())
+                except OSError:
+                    pass
+        ''')
+    assert sum(r["score"] for r in rows) == 0
+    assert "uses minishare.exercises" in rows[0]["output"] or "os.write" in rows[0]["output"]
+
+
+@numpy_run_only
+def test_forged_data_alone_still_scores_zero(tmp_path, handout):
+    """Without the static reading (a name it cannot see), forged records still carry only data, and
+    data is judged here: a made-up answer is judged wrong."""
+    rows = attack(tmp_path, handout, '''\
+        def sequence(N, M):
+            return [0] * N
+        ''')
+    assert sum(r["score"] for r in rows if r["task"] == "ex05_task1") == 0
+
+
+@numpy_run_only
+def test_a_rewritten_results_json_and_a_detached_process_are_refused(tmp_path, handout):
+    results = tmp_path / "results.json"
+    rows = attack(tmp_path, handout, f'''\
+        def sequence(N, M):
+            with open({str(results)!r}, "w") as f:
+                f.write('{{"score": 999}}')
+            return [0] * N
+
+        def cycle(N, M):
+            import os
+            if os.fork() == 0:
+                os.setsid()
+            return [0] * N
+        ''', solve=True)
+    assert json.loads(results.read_text())["score"] < 999
+    out = {r["name"]: r["output"] for r in rows}
+    assert all(r["score"] == 0 for r in rows if r["task"] in ("ex05_task1", "ex05_task2"))
+    assert "does not let a submission write" in out["test_sequence_worked_example"] or \
+        "uses open" in out["test_sequence_worked_example"]
+    assert "os.fork" in out["test_cycle_worked_example"]
+    assert all(r["passed"] for r in rows if r["task"] == "ex05_task3")      # the rest still counts
+
+
+@numpy_run_only
+def test_reading_or_importing_the_teachers_files_is_refused(tmp_path, handout):
+    solution = os.path.join(REAL, "ex05_sharing_assign", "assign.py")
+    rows = attack(tmp_path, handout, f'''\
+        def sequence(N, M):
+            return open({solution!r}).read()
+
+        import ex05_sharing_assign.assign as teacher
+
+        def cycle(N, M):
+            return teacher.cycle(N, M)
+        ''')
+    assert sum(r["score"] for r in rows) == 0
+    out = " ".join(r["output"] for r in rows)
+    assert "uses open" in out and "uses ex05_sharing_assign.assign" in out
+
+
+@numpy_run_only
+def test_the_librarys_own_answer_scores_zero_on_that_task(tmp_path, handout):
+    rows = attack(tmp_path, handout, '''\
+        from minishare import sharing
+
+        def cycle(N, M):
+            return list(sharing.assign("cycle", N, M))
+        ''', solve=True)
+    assert all(r["score"] == 0 for r in rows)          # an import at the top serves every task
+    assert "uses minishare.sharing" in rows[0]["output"]
+
+
+@numpy_run_only
+def test_reaching_the_library_through_an_object_trips_at_run_time(tmp_path, handout):
+    """What reading cannot resolve (a name built at run time) the worker's tripwire catches."""
+    rows = attack(tmp_path, handout, '''\
+        import minishare.models as models
+
+        def cycle(N, M):
+            config = models.TransformerConfig(vocab_size=8, hidden_size=8, num_attention_heads=1,
+                                              intermediate_size=8, num_hidden_layers=N,
+                                              num_hidden_groups=M, sharing="cycle")
+            return [config.plan().index("attention", i) for i in range(N)]
+        ''', solve=True)
+    task2 = [r for r in rows if r["task"] == "ex05_task2"]
+    assert all(r["score"] == 0 for r in task2)
+    assert "minishare.sharing" in task2[0]["output"]
+    assert all(r["passed"] for r in rows if r["task"] == "ex05_task1")
+
+
+@numpy_run_only
+def test_hidden_cases_cannot_leak_into_visible_output(tmp_path, handout):
+    """A function that dumps all it can find into its error message: the visible worker never had
+    the hidden cases, and the files it could read them from are out of reach."""
+    rows = attack(tmp_path, handout, '''\
+        import traceback
+
+        def sequence(N, M):
+            raise RuntimeError(repr(traceback.format_stack()) + repr(dir()))
+        ''')
+    hidden = release.hidden_names(REAL, catalog.load(REAL))[os.path.join("ex05_sharing_assign", "test_ex05_assign.py")]
+    visible_output = " ".join(r["output"] for r in rows if not r["hidden"])
+    assert hidden and not any(name in visible_output for name in hidden)
+
+
+@numpy_run_only
+def test_patching_a_checker_does_not_help(tmp_path, handout):
+    rows = attack(tmp_path, handout, '''\
+        import numpy
+        numpy.testing.assert_allclose = lambda *a, **k: None
+        numpy.isclose = lambda *a, **k: numpy.True_
+        numpy.array_equal = lambda *a, **k: True
+
+        def sequence(N, M):
+            return [0] * N
+        ''')
+    assert sum(r["score"] for r in rows) == 0
+
+
+@numpy_run_only
+def test_an_exponential_backward_loses_its_task(tmp_path, handout):
+    """Exercise 2: a walk that follows every path instead of visiting each node once is right on
+    small graphs and takes 2^depth steps on a graph whose nodes are used twice."""
+    rows = attack(tmp_path, handout, '''\
+        def backward(root, grad):
+            def visit(node, g):
+                if node._ctx is None:
+                    node.grad = g.copy() if node.grad is None else node.grad + g
+                    return
+                for parent, pg in zip(node._ctx.inputs, node._ctx.backward(g)):
+                    if pg is not None and parent.requires_grad:
+                        visit(parent, pg)
+            visit(root, grad)
+        ''', exercise="ex02_shared_gradients", module="engine.py", solve=True)
+    task2 = [r for r in rows if r["task"] == "ex02_task2"]
+    assert any(not r["passed"] for r in task2) and sum(r["score"] for r in task2) < 4
+
+
+# ---------------------------------------------------------------------------- Gradescope
+@numpy_run_only
+def test_gradescope_zip_holds_the_scripts_and_no_mutants(tmp_path):
+    path = gradescope.build(make_tree(tmp_path / "src"), tmp_path / "autograder.zip")
+    with zipfile.ZipFile(path) as z:
+        names = z.namelist()
+        run = z.read("run_autograder").decode()
+    assert {"setup.sh", "run_autograder", "exercises/points.json", "exercises/ex01_toy/toy.py",
+            "minishare/exercises/worker.py", "pyproject.toml"} <= set(names)
+    assert not any("mutants" in n for n in names)
+    assert "MINISHARE_GRADER_USER=student" in run and "results/results.json" in run

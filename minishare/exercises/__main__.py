@@ -1,8 +1,9 @@
-"""``python -m minishare.exercises {release,check,grade}``: see ``minishare.exercises``.
+"""``python -m minishare.exercises {release,check,grade,batch,gradescope}``: see ``minishare.exercises``.
 
 Problems are reported one line each on stderr with exit status 1; bad arguments exit with 2.
 """
 import argparse
+import csv
 import os
 import sys
 
@@ -14,34 +15,49 @@ def build_parser():
                                      description="Release, check and grade the classroom exercises.")
     parser.add_argument("--source", default=catalog.default_root(),
                         help="the teacher's exercises folder (default: exercises/ of this checkout)")
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per test (default 60)")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
-                        help="pytest processes at a time (default 2)")
+                        help="exercises graded at a time (default 2)")
     sub = parser.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("release", help="write the student copy (solutions and hidden tests stripped)")
-    r.add_argument("--out", required=True, help="a new folder")
-    sub.add_parser("check", help="solutions pass, stubs fail with NotImplementedError, nothing leaks")
-    g = sub.add_parser("grade", help="score a submission (a folder laid out as the release)")
+
+    def with_only(p):
+        p.add_argument("--only", action="append", metavar="exNN",
+                       help="only this exercise (repeat for several; default: all)")
+        return p
+
+    with_only(sub.add_parser("release", help="write the student copy (solutions, hidden cases and "
+                                             "mutants left out)")).add_argument("--out", required=True, help="a new folder")
+    with_only(sub.add_parser("check", help="solutions full marks, release zero, every mutant caught, nothing leaks"))
+    g = with_only(sub.add_parser("grade", help="score one submission (laid out as the release, or flat)"))
     g.add_argument("submission")
     g.add_argument("--json", help="write Gradescope's results.json here")
+    b = with_only(sub.add_parser("batch", help="score every submission in a folder (one sub-folder each)"))
+    b.add_argument("submissions")
+    b.add_argument("--out", required=True, help="folder for scores.csv and one results.json per submission")
+    z = with_only(sub.add_parser("gradescope", help="write Gradescope's autograder zip"))
+    z.add_argument("--out", required=True, help="the zip to write, e.g. autograder.zip")
     return parser
 
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    from minishare.exercises import check, grade, regions, release
+    from minishare.exercises import check, gradescope, grade, regions, release
     try:
         if args.command == "release":
-            written = release.release(args.source, args.out)
+            written = release.release(args.source, args.out, args.only)
             print(f"released {written} files to {args.out}")
             return 0
         if args.command == "check":
-            problems = check.check(args.source, args.timeout, args.jobs)
+            problems = check.check(args.source, args.only, args.jobs)
             for problem in problems:
                 print(problem, file=sys.stderr)
             print(f"{len(problems)} problem(s)" if problems else "all checks passed")
             return 1 if problems else 0
-        rows, text, notes = grade.grade(args.source, args.submission, args.json, args.timeout, args.jobs)
+        if args.command == "gradescope":
+            print(f"wrote {gradescope.build(args.source, args.out, args.only)}")
+            return 0
+        if args.command == "batch":
+            return batch(args.source, args.submissions, args.out, args.only, args.jobs)
+        rows, text, notes = grade.grade(args.source, args.submission, args.json, args.only, args.jobs)
         for note in notes:
             print(note, file=sys.stderr)
         print(text)
@@ -51,6 +67,34 @@ def main(argv=None):
         for line in str(err).splitlines():
             print(f"error: {line}", file=sys.stderr)
         return 1
+
+
+def batch(root, submissions, out, only, jobs):
+    """Grade each sub-folder of ``submissions`` against one reference run: ``out/NAME/results.json``
+    and ``out/scores.csv`` (a row per submission, a column per task)."""
+    from minishare.exercises import grade, sandbox
+    from minishare.files import atomic_write
+    if not os.path.isdir(submissions):
+        raise FileNotFoundError(f"batch: {submissions} is not a folder")
+    names = sorted(n for n in os.listdir(submissions)
+                   if os.path.isdir(os.path.join(submissions, n)) and not n.startswith("."))
+    exercises = grade.select(catalog.load(root), only)
+    markers = [t.marker for e in exercises for t in e.tasks]
+    with sandbox.Sandbox(deny=[root]) as box:
+        refs = grade.reference_data(root, [grade.load_suite(root, e) for e in exercises], box, jobs)
+        table = []
+        for name in names:
+            rows, _, _ = grade.grade(root, os.path.join(submissions, name),
+                                     os.path.join(out, name, "results.json"), only, jobs, box, refs)
+            scores = {m: sum(r["score"] for r in rows if r["task"] == m) for m in markers}
+            table.append([name] + [f"{scores[m]:g}" for m in markers] + [f"{sum(scores.values()):g}"])
+            print(f"{name}: {sum(scores.values()):g}")
+    with atomic_write(os.path.join(out, "scores.csv"), newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["submission"] + markers + ["total"])
+        writer.writerows(table)
+    print(f"wrote {os.path.join(out, 'scores.csv')} ({len(names)} submissions)")
+    return 0
 
 
 if __name__ == "__main__":

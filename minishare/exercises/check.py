@@ -1,80 +1,123 @@
-"""``check``: is the assignment set sound? Three questions, one line per problem found:
+"""``check``: is the assignment set sound? One line per problem found:
 
-1. Does every test, hidden ones included, pass on the teacher's solutions? Does every test carry
-   exactly one task marker of its own exercise, and has every task at least one visible test?
-2. In a fresh release, does every visible test still exist, and fail because the stub raises its
-   ``NotImplementedError("exNN task k")``, not because something does not import?
-3. Is nothing of a solution left in the release: no region markers, no line of a solution region,
-   no hidden test, no answer file?
+1. **The table and the cases agree.** Every case carries a task of its own exercise; every task
+   has a visible case (students can run ``pytest -m exNN_taskK``) and at least one mutant; the
+   file names a student edits differ across exercises (so a flat upload can be sorted).
+2. **The solutions get full marks**, graded as a submission is.
+3. **The release gets zero**, and each visible case fails with its stub's
+   ``NotImplementedError("exNN task K")``, not because something does not import.
+4. **Every mutant loses points on its task.** A mutant (``exNN_topic/mutants/taskK_slug.py``, its
+   docstring the misconception) is a plausible wrong solution: its code appended to the solution
+   module. If one keeps full marks, the cases cannot tell that mistake from the answer.
+5. **Nothing of a solution leaks** into the release: no region marker, no line of a solution
+   region, no hidden case, no mutant, no answer file.
 """
-import concurrent.futures
+import ast
 import os
 import re
-import shutil
 import tempfile
 import time
 
-from minishare.exercises import catalog, grade, regions, release
+from minishare.exercises import catalog, grade, regions, release, sandbox
 
-STUB = re.compile(r"^(ex\d\d) task (\d+)$")
+STUB = re.compile(r"^NotImplementedError: (ex\d\d) task (\d+)")
+MUTANT = re.compile(r"^task(\d+)_\w+\.py$")
 SECRET_MIN_LENGTH = 20    # shorter solution lines (``return y``) are too common to be a leak
 
 
-def _first_line(text):
-    return (text or "").strip().splitlines()[-1:][0] if (text or "").strip() else ""
+def mutants(root, exercise):
+    """[(file name, marker, misconception)] of the exercise's mutants."""
+    folder = os.path.join(root, exercise.folder, "mutants")
+    found = []
+    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        match = MUTANT.match(name)
+        if name.endswith(".py") and match:
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                doc = ast.get_docstring(ast.parse(f.read())) or ""
+            found.append((name, f"{exercise.id}_task{match.group(1)}", " ".join(doc.split())))
+    return found
 
 
-def check_markers(exercises, collected, hidden):
+def mutant_files(root, exercise, name):
+    """The submission a mutant makes: the solution module with the mutant's code appended."""
+    files = _solution_files(root, exercise)
+    module = next(e for e in exercise.edit if e.endswith(".py"))
+    with open(os.path.join(root, exercise.folder, "mutants", name), "rb") as f:
+        files[module] = files[module] + b"\n\n# --- mutant " + name.encode() + b"\n" + f.read()
+    return files
+
+
+def _solution_files(root, exercise):
+    """The editable files of ``root``'s exercise folder (a release has no answer files)."""
+    files = {}
+    for relative in exercise.edit:
+        path = os.path.join(root, exercise.folder, relative)
+        if os.path.exists(path):
+            with open(path, "rb") as f:
+                files[relative] = f.read()
+    return files
+
+
+def check_structure(root, suites):
     problems = []
-    known = catalog.markers(exercises)
-    for nodeid, marks in sorted(collected.items()):
-        folder_id = nodeid[:4]
-        if len(marks) != 1 or marks[0] not in known or not marks[0].startswith(folder_id):
-            problems.append(f"{nodeid}: needs exactly one task marker of {folder_id} from the "
-                            f"table, has {marks or 'none'}")
-    for marker in known:
-        tests = [n for n, marks in collected.items() if marks == [marker]]
-        if not any(not release.is_hidden(n, hidden) for n in tests):
-            problems.append(f"{marker}: no visible test (students could not run pytest -m {marker})")
+    owners = {}
+    for suite in suites:
+        exercise = suite.exercise
+        markers = {t.marker for t in exercise.tasks}
+        for name, graded in suite.cases.items():
+            if graded.marker not in markers:
+                problems.append(f"{exercise.folder}: case {name} has task {graded.marker}, not one of {sorted(markers)}")
+        for task in exercise.tasks:
+            mine = [n for n, c in suite.cases.items() if c.marker == task.marker]
+            if not any(n not in suite.hidden for n in mine):
+                problems.append(f"{task.marker}: no visible case (students could not run pytest -m {task.marker})")
+            if not any(m == task.marker for _, m, _ in mutants(root, exercise)):
+                problems.append(f"{task.marker}: no mutant (mutants/task{task.marker[-1]}_<mistake>.py): "
+                                "nothing shows that its cases catch a wrong solution")
+        for relative in exercise.edit:
+            owners.setdefault(os.path.basename(relative), []).append(exercise.folder)
+    problems += [f"{name}: edited in {', '.join(folders)}; a flat upload could not be sorted"
+                 for name, folders in sorted(owners.items()) if len(folders) > 1]
     return problems
 
 
-def check_solutions(runs):
-    problems = []
-    for run in runs.values():
-        problems += [f"{path}: does not collect on the solutions: {_first_line(out)}"
-                     for path, out in run.collect_errors.items()]
-        problems += [f"{nodeid}: fails on the solutions: {r['exc_type']}: {_first_line(r['message'])}"
-                     for nodeid, r in sorted(run.tests.items()) if r["outcome"] != "passed"]
-        problems += run.problems
+def check_solutions(root, suite, box, refs, scratch):
+    rows = grade.grade_exercise(root, suite, _solution_files(root, suite.exercise), box, refs, scratch)
+    return [f"{suite.exercise.folder}: {r['name']} fails on the solutions: {_last(r['output'])}"
+            for r in rows if not r["passed"]]
+
+
+def check_stubs(root, suite, out, box, refs, scratch):
+    exercise = suite.exercise
+    files = _solution_files(out, exercise)
+    rows = grade.grade_exercise(out, suite, files, box, refs, scratch)
+    problems = [f"release {exercise.folder}: {r['name']} passes on the stub (a case that cannot fail)"
+                for r in rows if r["passed"]]
+    visible = suite.names(hidden=False)
+    records = box.run(files, os.path.join(out, exercise.folder, os.path.basename(suite.path)), visible,
+                      exercise.modules, {}, [], {n: suite.cases[n].timeout for n in visible}).records
+    for name in visible:
+        error = records.get(name, {}).get("error", "")
+        match = STUB.match(error)
+        if not match or f"{match.group(1)}_task{match.group(2)}" != suite.cases[name].marker:
+            problems.append(f"release {exercise.folder}: {name} fails with {_last(error)[:120]!r}, not the "
+                            f"stub's NotImplementedError(\"{suite.cases[name].marker.replace('_task', ' task ')}\")")
     return problems
 
 
-def check_release(exercises, expected, hidden, runs):
-    problems = []
-    ran = {nodeid: r for run in runs.values() for nodeid, r in run.tests.items()}
-    for run in runs.values():
-        problems += [f"release {path}: does not collect: {_first_line(out)}"
-                     for path, out in run.collect_errors.items()]
-        problems += run.problems
-    for nodeid in sorted(expected):
-        result = ran.get(nodeid)
-        if release.is_hidden(nodeid, hidden):
-            if result is not None:
-                problems.append(f"release {nodeid}: a hidden test is in the release")
-            continue
-        if result is None:
-            problems.append(f"release {nodeid}: the visible test is missing from the release")
-        elif result["outcome"] == "passed":
-            problems.append(f"release {nodeid}: passes on the stub (a test that cannot fail)")
-        elif result["exc_type"] != "NotImplementedError" or not STUB.match(result["message"]) \
-                or result["message"][:4] != nodeid[:4]:
-            problems.append(f"release {nodeid}: fails with {result['exc_type']}: "
-                            f"{_first_line(result['message'])[:120]!r}, not the stub's "
-                            f"NotImplementedError(\"{nodeid[:4]} task k\")")
-    problems += [f"release {nodeid}: a test the teacher's tree does not have"
-                 for nodeid in sorted(set(ran) - set(expected))]
-    return problems
+def check_mutants(root, suite, box, refs, scratch):
+    """(problems, {marker: (caught, total)})."""
+    problems, counts = [], {}
+    for name, marker, doc in mutants(root, suite.exercise):
+        rows = grade.grade_exercise(root, suite, mutant_files(root, suite.exercise, name), box, refs, scratch)
+        mine = [r for r in rows if r["task"] == marker]
+        caught = any(not r["passed"] for r in mine)
+        done, total = counts.get(marker, (0, 0))
+        counts[marker] = (done + caught, total + 1)
+        if not caught:
+            problems.append(f"{suite.exercise.folder}/mutants/{name}: keeps full marks on {marker} "
+                            f"({doc[:100]}): add a case that catches it")
+    return problems, counts
 
 
 def _released_lines(out):
@@ -94,9 +137,11 @@ def _released_lines(out):
 def check_leaks(root, exercises, hidden, out):
     problems = []
     released = _released_lines(out)
-    for path, lines in sorted(released.items()):     # (prose, such as a README, may name them)
-        if path.endswith(".py") and any(regions.ANY_MARKER.search(line) for line in lines):
+    for path in sorted(released):
+        if path.endswith(".py") and any(regions.ANY_MARKER.search(line) for line in released[path]):
             problems.append(f"release {path}: still holds a region marker")
+        if f"{os.sep}mutants{os.sep}" in path:
+            problems.append(f"release {path}: a mutant is in the release")
     for exercise in exercises:
         for relative in exercise.edit:
             path = os.path.join(exercise.folder, relative)
@@ -109,7 +154,6 @@ def check_leaks(root, exercises, hidden, out):
             inside = set(regions.solution_lines(text, path))
             outside = {line.strip() for line in regions.strip_solutions(text, path, exercise.id).splitlines()}
             secrets = {line for line in inside - outside if len(line) >= SECRET_MIN_LENGTH}
-            # where a pasted answer would be read: this exercise's files and the top-level ones
             nearby = {p: l for p, l in released.items()
                       if p.startswith(exercise.folder + os.sep) or os.sep not in p}
             for other, lines in sorted(nearby.items()):
@@ -119,40 +163,52 @@ def check_leaks(root, exercises, hidden, out):
         text = "\n".join(released.get(path, ()))
         for name in sorted(names):
             if re.search(rf"\b{name}\b", text):
-                problems.append(f"release {path}: names the hidden test {name}")
+                problems.append(f"release {path}: names the hidden case {name}")
     return problems
 
 
-def check(root, timeout=60.0, jobs=2, say=print):
-    """Run the three checks; returns the list of problems (empty when sound) and prints counts."""
+def check(root, only=None, jobs=2, say=print):
+    """Run the checks; returns the list of problems (empty when sound) and says the counts."""
     started = time.monotonic()
     try:
-        exercises = catalog.load(root)
+        exercises = grade.select(catalog.load(root), only)
         hidden = release.hidden_names(root, exercises)
+        suites = [grade.load_suite(root, e) for e in exercises]
     except (catalog.CatalogError, regions.RegionError) as err:
         return str(err).splitlines()
-    with tempfile.TemporaryDirectory(prefix="minishare-check-") as scratch:
-        tree, out = os.path.join(scratch, "teacher"), os.path.join(scratch, "release")
-        shutil.copytree(root, tree, ignore=grade.COPY_IGNORE)
+    problems = check_structure(root, suites)
+    counts = {}
+    with sandbox.Sandbox(deny=[root]) as box, tempfile.TemporaryDirectory(prefix="minishare-check-") as scratch:
+        out = os.path.join(scratch, "release")
         try:
-            release.release(root, out)
-        except (regions.RegionError, OSError) as err:
-            released = False
-            problems = [f"release: {err}"]
-        else:
-            released, problems = True, []
-        # the teacher's tree and the release each in one pytest process, side by side
-        with concurrent.futures.ThreadPoolExecutor(max_workers=2 if jobs > 1 else 1) as pool:
-            solutions = pool.submit(grade.run_exercises, tree, exercises, timeout, jobs, True)
-            stubs = pool.submit(grade.run_exercises, out, exercises, timeout, jobs, True) if released else None
-            solutions = solutions.result()
-            collected = {n: m for run in solutions.values() for n, m in run.collected.items()}
-            problems = check_markers(exercises, collected, hidden) + check_solutions(solutions) + problems
-            if stubs is not None:
-                problems += check_release(exercises, collected, hidden, stubs.result())
-                problems += check_leaks(root, exercises, hidden, out)
-    n_hidden = sum(release.is_hidden(n, hidden) for n in collected)
-    say(f"checked {len(exercises)} exercises, {sum(len(e.tasks) for e in exercises)} tasks, "
-        f"{len(collected)} tests ({len(collected) - n_hidden} visible, {n_hidden} hidden) "
-        f"in {time.monotonic() - started:.0f} s")
+            release.release(root, out, only, box)
+        except (regions.RegionError, RuntimeError, OSError) as err:
+            problems.append(f"release: {err}")
+            out = None
+        refs = grade.reference_data(root, suites, box, jobs)
+        for suite in suites:
+            problems += check_solutions(root, suite, box, refs[suite.exercise.id], scratch)
+            if out is not None:
+                problems += check_stubs(out, suite, out, box, refs[suite.exercise.id], scratch)
+            found, caught = check_mutants(root, suite, box, refs[suite.exercise.id], scratch)
+            problems += found
+            counts.update(caught)
+        if out is not None:
+            problems += check_leaks(root, exercises, hidden, out)
+    n_cases = sum(len(s.cases) for s in suites)
+    n_hidden = sum(len(s.hidden & set(s.cases)) for s in suites)
+    say(f"checked {len(exercises)} exercises, {sum(len(e.tasks) for e in exercises)} tasks, {n_cases} cases "
+        f"({n_cases - n_hidden} visible, {n_hidden} hidden), {sum(t for _, t in counts.values())} mutants "
+        f"in {time.monotonic() - started:.0f} s ({box.note})")
+    for suite in suites:
+        for task in suite.exercise.tasks:
+            caught, total = counts.get(task.marker, (0, 0))
+            mine = [c for c in suite.cases.values() if c.marker == task.marker]
+            say(f"  {task.marker:<11} {len(mine):>2} cases ({sum(c.name in suite.hidden for c in mine)} hidden), "
+                f"mutants caught {caught}/{total}")
     return problems
+
+
+def _last(text):
+    lines = (text or "").strip().splitlines()
+    return lines[-1] if lines else ""

@@ -21,6 +21,7 @@ import dataclasses
 import importlib.util
 import json
 import os
+import tempfile
 
 from minishare.exercises import catalog, cases, regions, release, sandbox, scan
 from minishare.files import atomic_write
@@ -234,7 +235,6 @@ def grade(root, submission, json_path=None, only=None, jobs=2, box=None, refs=No
         suites = [load_suite(root, e) for e in exercises]
         refs = refs if refs is not None else reference_data(root, suites, box, jobs)
         notes = [box.note] if box.uid is None else []
-        import tempfile
         with tempfile.TemporaryDirectory(prefix="minishare-grade-") as scratch, \
                 concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             futures = []

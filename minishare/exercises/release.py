@@ -1,21 +1,26 @@
 """``release``: the student copy of ``exercises/``.
 
 What goes out, per exercise folder: the README and every other file as it is, the student's
-modules with their solution regions replaced by raises, the test files without their hidden tests.
-The student's answer files that are not Python (a measured curve, a written defence) stay behind:
-the teacher's own answers are solutions too. The top-level files (the table, ``conftest.py``,
-``pytest.ini``, the README) go out as they are, so ``pytest -m ex03_task2`` works in the copy.
+modules with their solution regions replaced by raises, the test file without its hidden cases,
+and ``expected.json``, the reference data of the visible cases (so ``pytest`` in the copy judges
+them as the grader does). What stays behind: the solutions, the hidden cases, the mutants (wrong
+solutions the check grades), and the student's answer files that are not Python (a measured
+curve, a written defence: the teacher's own answers are solutions too). The top-level files go out
+too (the table, ``conftest.py``, ``pytest.ini``), and the README without its section for teachers.
+``only`` releases some exercises (a weekly assignment).
 
 The copy is built in a temporary folder next to the target and renamed into place at the end, so
 a failed release never leaves half a student copy.
 """
+import json
 import os
 import shutil
 import tempfile
 
 from minishare.exercises import catalog, regions
 
-SKIP = ("__pycache__", ".pytest_cache", ".ipynb_checkpoints")
+SKIP = ("__pycache__", ".pytest_cache", ".ipynb_checkpoints", "mutants")
+TEACHERS = "## For teachers"          # the README's section that stays behind, to the end
 
 
 def is_test_file(name):
@@ -55,22 +60,33 @@ def released_text(root, exercise, relative):
     return text
 
 
-def release(root, out):
-    """Write the student copy of the exercises under ``root`` to the new folder ``out``.
-    Returns the number of files written."""
-    exercises = catalog.load(root)
+def release(root, out, only=None, box=None):
+    """Write the student copy of the exercises under ``root`` (those in ``only``, or all) to the
+    new folder ``out``. Returns the number of files written."""
+    from minishare.exercises import grade, sandbox
+    everything = catalog.load(root)
+    exercises = grade.select(everything, only)
     out = os.path.abspath(out)
     if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
         raise FileExistsError(f"release: {out} exists and is not an empty folder; choose a new one")
     parent = os.path.dirname(out)
     os.makedirs(parent, exist_ok=True)
     staging = tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(out)}.")
+    own = box is None
+    box = box or sandbox.Sandbox(deny=[root])
     written = 0
     try:
         for name in sorted(os.listdir(root)):
             path = os.path.join(root, name)
             if os.path.isfile(path) and not name.startswith("."):
-                shutil.copyfile(path, os.path.join(staging, name))
+                with open(path, "rb") as f:
+                    content = f.read()
+                if name == catalog.TABLE and only:
+                    content = _table_of(content, exercises)
+                elif name == "README.md":
+                    content = _students_readme(content.decode("utf-8"), exercises, everything).encode("utf-8")
+                with open(os.path.join(staging, name), "wb") as f:
+                    f.write(content)
                 written += 1
         for exercise in exercises:
             for relative in exercise_files(root, exercise):
@@ -83,13 +99,49 @@ def release(root, out):
                 with open(target, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as f:
                     f.write(content)
                 written += 1
+            written += _write_expected(root, exercise, staging, box)
         if os.path.isdir(out):
             os.rmdir(out)
         os.replace(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    finally:
+        if own:
+            box.close()
     return written
+
+
+def _write_expected(root, exercise, staging, box):
+    """``expected.json``: the reference solution's data on the visible cases."""
+    from minishare.exercises import cases, grade
+    suite = grade.load_suite(root, exercise)
+    records = grade.references(root, suite, box)
+    visible = suite.names(hidden=False)
+    broken = [n for n in visible if "data" not in records.get(n, {})]
+    if broken:
+        raise RuntimeError(f"release: {exercise.folder}: the reference solution fails the visible cases "
+                           f"{', '.join(broken)}: {records.get(broken[0], {}).get('error', 'not run')}")
+    with open(os.path.join(staging, exercise.folder, cases.EXPECTED), "w", encoding="utf-8") as f:
+        json.dump({n: records[n]["data"] for n in visible}, f, indent=0)
+    return 1
+
+
+def _table_of(content, exercises):
+    table = json.loads(content)
+    kept = {e.id: table[e.id] for e in exercises}
+    return (json.dumps(kept, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _students_readme(text, exercises, everything):
+    """The README for students: without the teachers' section, and its table's rows only for the
+    exercises released."""
+    text = text.split(TEACHERS)[0].rstrip() + "\n"
+    if len(exercises) == len(everything):
+        return text
+    left_out = [e.folder for e in everything if e not in exercises]
+    return "\n".join(line for line in text.splitlines()
+                     if not (line.startswith("| [") and any(f"({f}/" in line for f in left_out))) + "\n"
 
 
 def hidden_names(root, exercises):

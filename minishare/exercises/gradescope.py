@@ -1,0 +1,91 @@
+"""``gradescope --out autograder.zip``: the autograder Gradescope builds its image from.
+
+Gradescope unpacks the zip into ``/autograder/source``; at its top level it holds:
+
+* ``setup.sh``: run once, as root, when the image is built: a virtual environment from the
+  image's ``python3`` with NumPy and pytest, the library installed from the zip (its package
+  only: no ``exercises/`` comes with it), an unprivileged user ``student`` for submissions, and
+  the teacher's files made readable by root alone.
+* ``run_autograder``: run as root for each submission (``/autograder/submission``): grades it
+  with the submission's code as ``student`` and writes ``/autograder/results/results.json``.
+* ``exercises/``: the teacher's tree (solutions and hidden cases; mutants stay home) and
+  ``minishare/``, ``pyproject.toml``: the library.
+
+``AUTOGRADER_ROOT`` moves ``/autograder`` (for a dry run in a scratch folder).
+"""
+import json
+import os
+import shutil
+import stat
+import tempfile
+import zipfile
+
+from minishare.exercises import catalog, grade, release
+
+SETUP = """#!/usr/bin/env bash
+# Gradescope runs this once, as root, to build the autograder's image.
+set -euo pipefail
+ROOT="${AUTOGRADER_ROOT:-/autograder}"
+if ! command -v python3 >/dev/null || ! python3 -c "import venv, ensurepip" 2>/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv >/dev/null
+fi
+python3 -m venv "$ROOT/venv"
+"$ROOT/venv/bin/pip" install --quiet "numpy>=1.24" "pytest>=7.0"
+"$ROOT/venv/bin/pip" install --quiet --no-deps "$ROOT/source"
+id student >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin student
+chmod -R go-rwx "$ROOT/source"            # the solutions and hidden cases: root's alone
+"""
+
+RUN = """#!/usr/bin/env bash
+# Gradescope runs this, as root, for each submission.
+set -uo pipefail
+ROOT="${AUTOGRADER_ROOT:-/autograder}"
+mkdir -p "$ROOT/results"
+cd /
+MINISHARE_GRADER_USER=student "$ROOT/venv/bin/python" -m minishare.exercises \\
+    --source "$ROOT/source/exercises" grade "$ROOT/submission" --json "$ROOT/results/results.json" {only}
+"""
+
+
+def build(root, out, only=None):
+    """Write the autograder zip for the exercises under ``root`` (those in ``only``) to ``out``."""
+    everything = catalog.load(root)
+    exercises = grade.select(everything, only)
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with tempfile.TemporaryDirectory(prefix="minishare-gradescope-") as scratch:
+        source = os.path.join(scratch, "source")
+        tree = os.path.join(source, "exercises")
+        os.makedirs(tree)
+        for name in sorted(os.listdir(root)):
+            path = os.path.join(root, name)
+            if os.path.isfile(path) and not name.startswith("."):
+                shutil.copyfile(path, os.path.join(tree, name))
+        if only:
+            with open(os.path.join(tree, catalog.TABLE), encoding="utf-8") as f:
+                table = json.load(f)
+            with open(os.path.join(tree, catalog.TABLE), "w", encoding="utf-8") as f:
+                json.dump({e.id: table[e.id] for e in exercises}, f, indent=1, ensure_ascii=False)
+        for exercise in exercises:
+            shutil.copytree(os.path.join(root, exercise.folder), os.path.join(tree, exercise.folder),
+                            ignore=shutil.ignore_patterns(*release.SKIP, "*.pyc"))
+        shutil.copytree(package, os.path.join(source, "minishare"), ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        with open(os.path.join(source, "pyproject.toml"), "w", encoding="utf-8") as f:
+            f.write('[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n\n'
+                    '[project]\nname = "minishare"\nversion = "0.1.0"\nrequires-python = ">=3.10"\n'
+                    'dependencies = ["numpy>=1.24"]\n\n[tool.setuptools.packages.find]\ninclude = ["minishare*"]\n')
+        flags = " ".join(f"--only {e.id}" for e in exercises) if only else ""
+        scripts = {"setup.sh": SETUP, "run_autograder": RUN.replace("{only}", flags)}
+        out = os.path.abspath(out)
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        partial = out + ".partial"
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as z:
+            for name, text in scripts.items():
+                info = zipfile.ZipInfo(name)
+                info.external_attr = (stat.S_IFREG | 0o755) << 16
+                z.writestr(info, text)
+            for directory, _, files in os.walk(source):
+                for name in sorted(files):
+                    path = os.path.join(directory, name)
+                    z.write(path, os.path.relpath(path, source))
+        os.replace(partial, out)
+    return out
