@@ -1,20 +1,26 @@
-"""Classroom assignments: one source holds the solutions and the hidden tests; a tool makes the
-student copy, checks that the assignment set is sound, and grades a submission.
+"""Classroom assignments: one source holds the solutions, the hidden cases and the mutants; a tool
+makes the student copy, checks that the assignment set is sound, and grades submissions where
+their code cannot reach the score.
 
-    python -m minishare.exercises release --out DIR     # the student copy of exercises/
-    python -m minishare.exercises check                 # solutions pass; stubs fail; nothing leaks
+    python -m minishare.exercises release --out DIR [--only exNN]   # the student copy
+    python -m minishare.exercises check                             # solutions full, release zero,
+                                                                    # every mutant caught, no leak
     python -m minishare.exercises grade SUBMISSION [--json results.json]
+    python -m minishare.exercises batch SUBMISSIONS --out DIR       # scores.csv
+    python -m minishare.exercises gradescope --out autograder.zip
 
-The format follows nbgrader's solution regions and minitorch's task markers:
+The pieces, one concept each:
 
-* In a student's module, ``### BEGIN SOLUTION task k`` ... ``### END SOLUTION`` inside a function
-  body becomes ``raise NotImplementedError("exNN task k")`` in the release (``regions``).
-* In a test file, ``### BEGIN HIDDEN TESTS`` ... ``### END HIDDEN TESTS`` is left out of the
-  release; the grader runs those tests too.
-* Every test carries one marker naming its task, ``@pytest.mark.ex03_task2``; the points of each
-  task and the files a student may edit live in one table, ``exercises/points.json``
-  (``catalog``), so ``pytest -m ex03_task2`` runs one task.
+* ``regions``: ``### BEGIN SOLUTION task k`` ... ``### END SOLUTION`` in a student's module
+  becomes ``raise NotImplementedError("exNN task k")`` in the release; hidden cases live between
+  ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS`` (nbgrader's regions, minitorch's tasks).
+* ``catalog``: ``exercises/points.json``, the one table of tasks, points, editable files and what
+  a submission may not use.
+* ``cases``: a case is a probe (runs beside the submission, returns data) and a judge (runs in
+  the grader, on that data); ``pytest`` runs the visible ones in a student's copy.
+* ``scan`` reads a submission for forbidden uses; ``worker`` is the process it runs in (audit
+  hook, tripwires); ``sandbox`` starts workers as another user, with limits, and reads their data.
+* ``grade``, ``check``, ``release``, ``gradescope``: the commands.
 
-Only the standard library is imported here; pytest runs in subprocesses (``runner``), so
-``import minishare`` still needs NumPy alone.
+``import minishare`` does not import this package; it needs NumPy (and pytest for ``cases``).
 """
