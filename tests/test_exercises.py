@@ -402,7 +402,8 @@ def test_reaching_the_library_through_an_object_trips_at_run_time(tmp_path, hand
             config = models.TransformerConfig(vocab_size=8, hidden_size=8, num_attention_heads=1,
                                               intermediate_size=8, num_hidden_layers=N,
                                               num_hidden_groups=M, sharing="cycle")
-            return [config.plan().index("attention", i) for i in range(N)]
+            plan = getattr(config, "pl" + "an")()       # a name reading cannot resolve
+            return [plan.index("attention", i) for i in range(N)]
         ''', solve=True)
     task2 = [r for r in rows if r["task"] == "ex05_task2"]
     assert all(r["score"] == 0 for r in task2)
@@ -469,3 +470,59 @@ def test_gradescope_zip_holds_the_scripts_and_no_mutants(tmp_path):
             "minishare/exercises/worker.py", "pyproject.toml"} <= set(names)
     assert not any("mutants" in n for n in names)
     assert "MINISHARE_GRADER_USER=student" in run and "results/results.json" in run
+
+
+# ---------------------------------------------------------------------------- the worker alone
+@numpy_run_only
+def test_the_workers_guards_hold_without_the_static_reading(tmp_path):
+    """What the audit hook and the private library copy refuse, for code the scan never read."""
+    root = make_tree(tmp_path / "src")
+    attempts = {
+        "read a teacher file": f"open({str(root / 'ex01_toy' / 'toy.py')!r}).read()",
+        "import a solution": "__import__('ex01_toy.toy')",
+        "import the teacher tree": "__import__('exercises')",
+        "start a process": "__import__('subprocess').run(['true'])",
+        "fork": "__import__('os').fork()",
+        "write outside scratch": f"open({str(tmp_path / 'planted.txt')!r}, 'w')",
+        "compile a string": "eval(compile('6', 'x', 'eval'))",
+        "socket": "__import__('socket').socket()",
+    }
+    toy = "def double(x):\n    return ATTEMPT\n\ndef square(x):\n    return x * x\n"
+    with sandbox_for(root) as box:
+        for what, code in attempts.items():
+            result = box.run({"toy.py": toy.replace("ATTEMPT", code).encode()}, str(root / "ex01_toy" / "test_ex01_toy.py"),
+                             ["test_double"], ["toy"], {}, [], {"test_double": 10})
+            record = result.records["test_double"]
+            assert "error" in record, (what, record)
+            assert any(word in record["error"] for word in ("does not let", "No module named")), (what, record)
+    assert not (tmp_path / "planted.txt").exists()
+
+
+@numpy_run_only
+def test_a_forbidden_call_trips_only_from_the_submission_and_only_in_its_task(tmp_path):
+    root = make_tree(tmp_path / "src")
+    toy = ("import minishare\n\ndef double(x):\n    return float(minishare.tensor(x).sum().item())\n\n"
+           "def square(x):\n    return float(minishare.tensor(x).sum().item()) ** 2\n")
+    with sandbox_for(root) as box:
+        result = box.run({"toy.py": toy.encode()}, str(root / "ex01_toy" / "test_ex01_toy.py"),
+                         ["test_double", "test_square"], ["toy"], {"minishare.tensor.Tensor.sum": ["ex01_task2"]}, [],
+                         {"test_double": 10, "test_square": 10})
+    assert result.records["test_double"]["data"] == 3.0                     # task 1 may use it
+    assert "ForbiddenUse" in result.records["test_square"]["error"]
+    assert result.records["test_square"]["breaches"] == ["minishare.tensor.Tensor.sum called (toy.py)"]
+
+
+def sandbox_for(root):
+    from minishare.exercises import sandbox
+    return sandbox.Sandbox(deny=[str(root)])
+
+
+@numpy_run_only
+def test_check_names_a_forbidden_name_the_library_does_not_have(tmp_path):
+    root = make_tree(tmp_path / "src")
+    table = json.loads((root / "points.json").read_text())
+    table["ex01"]["forbid"] = ["minishare.no_such_module.thing"]
+    (root / "points.json").write_text(json.dumps(table))
+    problems = check.check_structure(root, [grade.load_suite(root, catalog.load(root)[0])])
+    assert problems == ["ex01: forbid names minishare.no_such_module.thing, which the library does not have "
+                        "(renamed?): nothing would stop its use"]

@@ -18,7 +18,7 @@ import re
 import tempfile
 import time
 
-from minishare.exercises import catalog, grade, regions, release, sandbox
+from minishare.exercises import catalog, grade, regions, release, sandbox, worker
 
 STUB = re.compile(r"^NotImplementedError: (ex\d\d) task (\d+)")
 MUTANT = re.compile(r"^task(\d+)_\w+\.py$")
@@ -76,6 +76,10 @@ def check_structure(root, suites):
                                 "nothing shows that its cases catch a wrong solution")
         for relative in exercise.edit:
             owners.setdefault(os.path.basename(relative), []).append(exercise.folder)
+        for name in exercise.forbid + tuple(n for t in exercise.tasks for n in t.forbid):
+            if not name.startswith(".") and worker.resolve(name)[2] is None:
+                problems.append(f"{exercise.id}: forbid names {name}, which the library does not have "
+                                "(renamed?): nothing would stop its use")
     problems += [f"{name}: edited in {', '.join(folders)}; a flat upload could not be sorted"
                  for name, folders in sorted(owners.items()) if len(folders) > 1]
     return problems

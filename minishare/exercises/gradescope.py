@@ -26,10 +26,11 @@ SETUP = """#!/usr/bin/env bash
 # Gradescope runs this once, as root, to build the autograder's image.
 set -euo pipefail
 ROOT="${AUTOGRADER_ROOT:-/autograder}"
-if ! command -v python3 >/dev/null || ! python3 -c "import venv, ensurepip" 2>/dev/null; then
+# the system's Python (/usr/bin): one the unprivileged user can run, unlike a Python under /root
+if ! /usr/bin/python3 -c "import venv, ensurepip" 2>/dev/null; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv >/dev/null
 fi
-python3 -m venv "$ROOT/venv"
+/usr/bin/python3 -m venv "$ROOT/venv"
 "$ROOT/venv/bin/pip" install --quiet "numpy>=1.24" "pytest>=7.0"
 "$ROOT/venv/bin/pip" install --quiet --no-deps "$ROOT/source"
 id student >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin student

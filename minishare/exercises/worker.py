@@ -110,7 +110,7 @@ def _load_cases(path):
 def _tripwire(dotted, tasks, submission, current, breaches):
     """Wrap the library object ``dotted`` so that a call from the submission's files raises, in a
     case of one of ``tasks`` (all tasks when empty)."""
-    owner, attribute, target = _resolve(dotted)
+    owner, attribute, target = resolve(dotted)
     if target is None:
         return
     if isinstance(target, type(sys)):                 # a module: every function and class it defines
@@ -141,7 +141,7 @@ def _tripwire(dotted, tasks, submission, current, breaches):
     setattr(owner, attribute, wrapped)
 
 
-def _resolve(dotted):
+def resolve(dotted):
     """(owner, attribute, object) of an importable dotted name, or (None, None, None)."""
     parts = dotted.split(".")
     for cut in range(len(parts), 0, -1):
