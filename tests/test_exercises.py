@@ -485,6 +485,7 @@ def test_the_workers_guards_hold_without_the_static_reading(tmp_path):
         "fork": "__import__('os').fork()",
         "write outside scratch": f"open({str(tmp_path / 'planted.txt')!r}, 'w')",
         "compile a string": "eval(compile('6', 'x', 'eval'))",
+        "compile through the standard library": "__import__('timeit').timeit('6', number=1)",
         "socket": "__import__('socket').socket()",
     }
     toy = "def double(x):\n    return ATTEMPT\n\ndef square(x):\n    return x * x\n"
@@ -526,3 +527,16 @@ def test_check_names_a_forbidden_name_the_library_does_not_have(tmp_path):
     problems = check.check_structure(root, [grade.load_suite(root, catalog.load(root)[0])])
     assert problems == ["ex01: forbid names minishare.no_such_module.thing, which the library does not have "
                         "(renamed?): nothing would stop its use"]
+
+
+@numpy_run_only
+def test_a_forbidden_import_is_refused_to_the_submission_not_to_the_library(tmp_path):
+    root = make_tree(tmp_path / "src")
+    direct = "def double(x):\n    import minishare.sharing\n    return 6\n\ndef square(x):\n    return x * x\n"
+    through = "def double(x):\n    import minishare.models\n    return 6\n\ndef square(x):\n    return x * x\n"
+    with sandbox_for(root) as box:
+        records = [box.run({"toy.py": text.encode()}, str(root / "ex01_toy" / "test_ex01_toy.py"), ["test_double"],
+                           ["toy"], {}, ["minishare.sharing"], {"test_double": 10}).records["test_double"]
+                   for text in (direct, through)]
+    assert "may not be imported" in records[0]["error"] and records[0]["breaches"] == ["import of minishare.sharing refused"]
+    assert records[1] == {"data": 6, "breaches": []}        # minishare.models imports minishare.sharing itself

@@ -20,7 +20,8 @@ import re
 MODULES = ("importlib", "inspect", "gc", "ctypes", "subprocess", "multiprocessing", "socket",
            "marshal", "pickle", "shelve", "code", "codeop", "runpy", "pty", "signal", "builtins",
            "threading", "_thread", "concurrent", "asyncio", "mmap", "resource", "sysconfig", "site",
-           "pkgutil", "zipimport", "types.CodeType", "types.FunctionType", "minishare.exercises",
+           "pkgutil", "zipimport", "timeit", "doctest", "pdb", "bdb", "trace", "cProfile", "profile",
+           "dataclasses.make_dataclass", "types.CodeType", "types.FunctionType", "minishare.exercises",
            "exercises", "__main__")
 BUILTINS = ("exec", "eval", "compile", "__import__", "globals", "locals", "vars", "breakpoint",
             "__builtins__", "input")

@@ -25,6 +25,7 @@ import json
 import os
 import signal
 import sys
+import sysconfig
 import traceback
 
 SPAWN = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
@@ -165,6 +166,8 @@ class _Roots:
 
     def __init__(self, spec):
         real = os.path.realpath
+        self.submission = real(spec["submission"])
+        self.stdlib = [real(sysconfig.get_paths()[k]) for k in ("stdlib", "platstdlib")]
         self.write = [real(spec["scratch"])]
         self.code = [real(spec["submission"]), real(spec["library"])] + \
             [real(p) for p in sys.path if _is_interpreter_path(p)]
@@ -205,11 +208,12 @@ def _audit(event, args, roots, forbidden, breaches):
         breaches.append(f"{event} refused")
         raise PermissionError(f"the grader does not let a submission use {event}")
     if event == "open":
-        path, mode = args[0], args[1] or "r"
+        path, mode, flags = args[0], args[1] or "r", args[2] or 0
         if isinstance(path, int):
             return
         path = os.fsdecode(path)
-        if any(c in str(mode) for c in "wax+"):
+        writes = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+        if any(c in str(mode) for c in "wax+") or flags & writes:
             roots.check_write(path)
         else:
             roots.check_read(path)
@@ -219,16 +223,36 @@ def _audit(event, args, roots, forbidden, breaches):
                 roots.check_write(os.fsdecode(path))
     elif event in READS and args and isinstance(args[0], (str, bytes, os.PathLike)):
         roots.check_read(os.fsdecode(args[0]))
-    elif event == "compile":
-        source = args[0] if isinstance(args[0], (str, bytes)) else b"<not source>"
-        roots.check_code(args[1], source)
-    elif event == "exec":
-        roots.check_code(getattr(args[0], "co_filename", None))
+    elif event in ("compile", "exec") and _asked_by(roots.submission, roots.stdlib):
+        if event == "compile":
+            roots.check_code(args[1], args[0] if isinstance(args[0], (str, bytes)) else b"<not source>")
+        else:
+            roots.check_code(getattr(args[0], "co_filename", None))
     elif event == "import":
         name = args[0]
-        if any(name == m or name.startswith(m + ".") for m in forbidden):
+        if any(name == m or name.startswith(m + ".") for m in forbidden) and _imported_by(roots.submission):
             breaches.append(f"import of {name} refused")
             raise ImportError(f"{name} may not be imported in this exercise")
+
+
+def _asked_by(folder, stdlib):
+    """Whether the nearest caller outside the standard library is a file of ``folder``: the
+    submission compiling or running code, itself or through ``timeit`` and the like, and not the
+    library (``dataclasses`` compiles the methods of the library's configs)."""
+    frame = sys._getframe(2)
+    while frame is not None and (frame.f_code.co_filename.startswith("<")
+                                 or _Roots._under(os.path.realpath(frame.f_code.co_filename), stdlib)):
+        frame = frame.f_back
+    return frame is None or os.path.realpath(frame.f_code.co_filename).startswith(folder + os.sep)
+
+
+def _imported_by(folder):
+    """Whether the import under way is written in a file of ``folder`` (the library may import
+    what the submission may not)."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
+        frame = frame.f_back
+    return frame is not None and os.path.realpath(frame.f_code.co_filename).startswith(folder + os.sep)
 
 
 class _time_limit:
