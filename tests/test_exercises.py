@@ -445,10 +445,13 @@ def test_an_exponential_backward_loses_its_task(tmp_path, handout):
     """Exercise 2: a walk that follows every path instead of visiting each node once is right on
     small graphs and takes 2^depth steps on a graph whose nodes are used twice."""
     rows = attack(tmp_path, handout, '''\
-        def backward(root, grad):
+        def backward(root, grad, inputs):
+            wanted = {id(x) for x in inputs}
+
             def visit(node, g):
                 if node._ctx is None:
-                    node.grad = g.copy() if node.grad is None else node.grad + g
+                    if id(node) in wanted:
+                        node.grad = g.copy() if node.grad is None else node.grad + g
                     return
                 for parent, pg in zip(node._ctx.inputs, node._ctx.backward(g)):
                     if pg is not None and parent.requires_grad:

@@ -13,6 +13,7 @@
    region, no hidden case, no mutant, no answer file.
 """
 import ast
+import concurrent.futures
 import os
 import re
 import tempfile
@@ -190,13 +191,19 @@ def check(root, only=None, jobs=2, say=print):
             problems.append(f"release: {err}")
             out = None
         refs = grade.reference_data(root, suites, box, jobs)
-        for suite in suites:
-            problems += check_solutions(root, suite, box, refs[suite.exercise.id], scratch)
+
+        def one(suite):                              # the exercises are independent: side by side
+            ref = refs[suite.exercise.id]
+            found = check_solutions(root, suite, box, ref, scratch)
             if out is not None:
-                problems += check_stubs(out, suite, out, box, refs[suite.exercise.id], scratch)
-            found, caught = check_mutants(root, suite, box, refs[suite.exercise.id], scratch)
-            problems += found
-            counts.update(caught)
+                found += check_stubs(out, suite, out, box, ref, scratch)
+            wrong, caught = check_mutants(root, suite, box, ref, scratch)
+            return found + wrong, caught
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            for found, caught in pool.map(one, suites):
+                problems += found
+                counts.update(caught)
         if out is not None:
             problems += check_leaks(root, exercises, hidden, out)
     n_cases = sum(len(s.cases) for s in suites)

@@ -32,7 +32,7 @@ ATTRIBUTES = ("__globals__", "__code__", "__closure__", "__builtins__", "__subcl
               "f_locals", "f_code", "f_builtins", "tb_frame", "tb_next", "gi_frame", "cr_frame",
               "ag_frame", "co_code", "co_consts", "co_filename")
 DOTTED = ("sys.modules", "sys._getframe", "sys.path", "sys.meta_path", "sys.path_hooks",
-          "sys.settrace", "sys.setprofile", "sys.addaudithook", "sys.audit", "os.system", "os.popen",
+          "sys.settrace", "sys.setprofile", "sys.addaudithook", "sys.audit", "sys.setrecursionlimit", "os.system", "os.popen",
           "os.fork", "os.forkpty", "os.kill", "os.killpg", "os._exit", "os.exec", "os.spawn",
           "os.posix_spawn", "os.write", "os.dup", "os.dup2", "os.setsid", "os.setpgid")
 FILES = ("open", "os.open", "os.fdopen", "os.remove", "os.unlink", "os.rename", "os.replace",

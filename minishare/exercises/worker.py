@@ -108,9 +108,10 @@ def _load_cases(path):
     return {c.name: c for c in cases_of(module)}
 
 
-def _tripwire(dotted, tasks, submission, current, breaches):
+def _tripwire(dotted, tasks, submission, current, breaches, home=None):
     """Wrap the library object ``dotted`` so that a call from the submission's files raises, in a
-    case of one of ``tasks`` (all tasks when empty)."""
+    case of one of ``tasks`` (all tasks when empty). ``home``: the class that defines an inherited
+    method (the wrapper is set on the forbidden class, shadowing it there only)."""
     owner, attribute, target = resolve(dotted)
     if target is None:
         return
@@ -119,12 +120,16 @@ def _tripwire(dotted, tasks, submission, current, breaches):
             if getattr(value, "__module__", None) == target.__name__ and callable(value):
                 _tripwire(f"{dotted}.{key}", tasks, submission, current, breaches)
         return
-    if isinstance(target, type):                      # a class: its own methods
-        for key, value in list(vars(target).items()):
-            if callable(value) or isinstance(value, (staticmethod, classmethod)):
-                _tripwire(f"{dotted}.{key}", tasks, submission, current, breaches)
+    if isinstance(target, type):                      # a class: its methods, inherited ones too
+        for key in dir(target):                       # (an op's apply comes from Function)
+            home = next((k for k in target.__mro__ if key in vars(k)), None)
+            value = vars(home)[key] if home is not None else None
+            if home is None or not home.__module__.startswith("minishare") or key in ("__new__", "__init_subclass__"):
+                continue
+            if (callable(value) and not isinstance(value, type)) or isinstance(value, (staticmethod, classmethod)):
+                _tripwire(f"{dotted}.{key}", tasks, submission, current, breaches, home)
         return
-    raw = vars(owner).get(attribute, target) if isinstance(owner, type) else target
+    raw = vars(home or owner).get(attribute, target) if isinstance(owner, type) else target
     function = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
     if not callable(function):
         return
