@@ -399,15 +399,15 @@ def test_reaching_the_library_through_an_object_trips_at_run_time(tmp_path, hand
         import minishare.models as models
 
         def cycle(N, M):
-            config = models.TransformerConfig(vocab_size=8, hidden_size=8, num_attention_heads=1,
-                                              intermediate_size=8, num_hidden_layers=N,
-                                              num_hidden_groups=M, sharing="cycle")
+            config = models.TransformerConfig(vocab_size=8, embedding_size=8, hidden_size=8,
+                                              num_attention_heads=1, intermediate_size=8,
+                                              num_hidden_layers=N, num_unique_layers=M, sharing="cycle")
             plan = getattr(config, "pl" + "an")()       # a name reading cannot resolve
             return [plan.index("attention", i) for i in range(N)]
         ''', solve=True)
-    task2 = [r for r in rows if r["task"] == "ex05_task2"]
-    assert all(r["score"] == 0 for r in task2)
-    assert "minishare.sharing" in task2[0]["output"]
+    task2 = {r["name"]: r for r in rows if r["task"] == "ex05_task2"}
+    assert task2["test_cycle_worked_example"]["score"] == 0
+    assert "scored zero: minishare.sharing.Plan.index called" in task2["test_cycle_worked_example"]["output"]
     assert all(r["passed"] for r in rows if r["task"] == "ex05_task1")
 
 

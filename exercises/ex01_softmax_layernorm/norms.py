@@ -1,37 +1,52 @@
-"""Exercise 1: forward and backward of softmax, LayerNorm and RMSNorm, as minishare Functions.
+"""Exercise 1: forward and backward of a softmax with a temperature, LayerNorm and RMSNorm, as
+minishare Functions.
 
 Each op is a ``minishare.Function``: ``forward`` gets backend arrays and saves on ``self`` what
 ``backward`` needs; ``backward(grad)`` gets dL/dy and returns one gradient per input, in order.
 Use ``backend.xp`` (NumPy here) for the array maths.
 
-The library holds its own Softmax and LayerNorm (minishare/ops/): do not look at them before you
-are done, as with a textbook whose solutions are printed at the back. RMSNorm is new.
+Chapter 1 prints the library's plain Softmax; this one has a temperature, whose gradient the
+listing does not give. The library's LayerNorm (minishare/ops/) is not printed: do not look at it
+before you are done, as with a textbook whose solutions are printed at the back. RMSNorm is new.
 """
 from minishare import backend
 from minishare.tensor import Function
 
 
-class Softmax(Function):
-    """y_i = exp(x_i) / Σ_j exp(x_j) along ``axis``.  x (..., n) -> y (..., n).
+def softmax_with_temperature(x, tau, axis=-1):
+    """Task 1. y = softmax(x / τ) along ``axis`` on backend arrays: y_i = exp(x_i / τ) / Σ_j
+    exp(x_j / τ), τ > 0 a 0-d array. Numerically stable: logits of 1000 at τ = 0.01 must not
+    overflow, and every row must come out right whatever the other rows hold."""
+    ### BEGIN SOLUTION task 1
+    xp = backend.xp
+    z = x / tau                                                        # (..., n)
+    e = xp.exp(z - z.max(axis=axis, keepdims=True))                    # ≤ 1: no overflow
+    return e / e.sum(axis=axis, keepdims=True)
+    ### END SOLUTION
 
-    Task 1: forward, numerically stable (logits of 1000 must not overflow).
-    Task 2: backward, dL/dx from g = dL/dy (derive it from the Jacobian ∂y_i/∂x_k).
+
+class SoftmaxWithTemperature(Function):
+    """y = softmax(x / τ) along ``axis`` with a learned temperature τ > 0 (one number; CLIP
+    learns its logit scale, distillation softens with it).  x (..., n), τ () -> y (..., n).
+
+    ``forward`` is given: it saves x, τ, the axis and y. Task 2: ``backward``, the gradients for
+    x *and* for τ from g = dL/dy (derive them from the Jacobian of softmax at z = x / τ, then the
+    chain rule through the division); τ's gradient has τ's shape, ().
     """
 
-    def forward(self, x, axis=-1):
-        ### BEGIN SOLUTION task 1
-        xp = backend.xp
-        e = xp.exp(x - x.max(axis=axis, keepdims=True))                # ≤ 1: no overflow
-        self.axis = axis
-        self.y = e / e.sum(axis=axis, keepdims=True)
+    def forward(self, x, tau, axis=-1):
+        self.x, self.tau, self.axis = x, tau, axis
+        self.y = softmax_with_temperature(x, tau, axis)
         return self.y
-        ### END SOLUTION
 
     def backward(self, grad):
         ### BEGIN SOLUTION task 2
-        # J = diag(y) - y yᵀ, so gᵀJ = y ⊙ (g - <g, y>)
-        inner = (grad * self.y).sum(axis=self.axis, keepdims=True)
-        return (self.y * (grad - inner),)
+        # through z = x / τ: J = diag(y) - y yᵀ, so gᵀJ = y ⊙ (g - <g, y>) ...
+        grad_z = self.y * (grad - (grad * self.y).sum(axis=self.axis, keepdims=True))
+        # ... then dz/dx = 1/τ, and dz/dτ = -x/τ², summed over every entry (τ is one number)
+        grad_x = grad_z / self.tau
+        grad_tau = -(grad_x * self.x).sum() / self.tau                 # a number, like τ
+        return grad_x, backend.xp.asarray(grad_tau).reshape(self.tau.shape)
         ### END SOLUTION
 
 

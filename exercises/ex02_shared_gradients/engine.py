@@ -7,18 +7,21 @@ A minishare Tensor made by an op remembers the op in ``t._ctx``; the op remember
 as a graph node without its array (so the array can be freed): it has ``_ctx``,
 ``requires_grad``, ``shape`` and ``dtype``, which is all the walk needs.
 
-Write the walk that ``Tensor.backward`` does, without calling it. The library's own version is in
-``minishare/tensor.py``: please do not look at it until you are done.
+The walk here is the one of PyTorch's ``loss.backward(inputs=[...])``: gradients for the leaves
+asked for, and only the ops between them and the loss run. Chapter 1 prints the library's
+``Tensor.backward``, which has no ``inputs`` and walks the whole graph; it may not be called here.
 """
 
 
-def topological_order(root):
-    """Task 1. Every tensor ``root`` depends on that has ``requires_grad``, root included, each
-    listed once and after all of its inputs. Iterative, not recursive: a graph 10,000 ops deep
-    must work."""
+def topological_order(root, inputs):
+    """Task 1. The tensors on a path from one of ``inputs`` (leaves that require grad) to ``root``:
+    every tensor that ``root`` depends on (root included) and that is one of ``inputs`` or depends
+    on one of them. Each listed once, after all of its inputs (root last; an empty list when root
+    depends on none of them). Only inputs that require grad lead anywhere. Iterative, not
+    recursive: a graph 10,000 ops deep must work."""
     ### BEGIN SOLUTION task 1
     order, visited, stack = [], set(), [(root, False)]
-    while stack:
+    while stack:                                    # every tensor root depends on, inputs first
         node, inputs_done = stack.pop()
         if inputs_done:
             order.append(node)
@@ -29,37 +32,53 @@ def topological_order(root):
         stack.append((node, True))
         if node._ctx is not None:
             stack.extend((p, False) for p in node._ctx.inputs if p.requires_grad and id(p) not in visited)
-    return order
+    # a node is on a path when it is an input or one of its inputs is: one pass, inputs first
+    on_path = {id(x) for x in inputs}
+    kept = []
+    for node in order:
+        if id(node) in on_path or (node._ctx is not None and any(id(p) in on_path for p in node._ctx.inputs)):
+            on_path.add(id(node))
+            kept.append(node)
+    return kept
     ### END SOLUTION
 
 
-def backward(root, grad):
-    """Task 2. Add d(Σ grad ⊙ root)/d(leaf) into ``leaf.grad`` (a NumPy array; None means zero so
-    far) for every leaf that requires a gradient. ``grad`` has root's shape. A tensor used by
-    several ops, a weight shared by two layers above all, must receive the sum of what each use
-    sends back, and each op's backward must run once."""
+def backward(root, grad, inputs):
+    """Task 2. Add d(Σ grad ⊙ root)/dx into ``x.grad`` (a NumPy array; None means zero so far)
+    for every leaf x in ``inputs``, and change no other ``.grad``. ``grad`` has root's shape. A
+    tensor used by several ops, a weight shared by two layers above all, must receive the sum of
+    what each use sends back; the backward of every op between ``inputs`` and ``root`` runs once,
+    and no other op's runs. Raise ValueError if one of ``inputs`` is not a leaf that requires
+    grad (its gradient would silently go nowhere)."""
     ### BEGIN SOLUTION task 2
-    pending = {id(root): grad}
-    for node in reversed(topological_order(root)):
+    for x in inputs:
+        if x._ctx is not None or not x.requires_grad:
+            raise ValueError("backward(): every one of inputs must be a leaf tensor with requires_grad=True")
+    wanted = {id(x) for x in inputs}
+    order = topological_order(root, inputs)
+    on_path = {id(node) for node in order}
+    pending = {id(root): grad}                      # the gradient of each tensor, summed so far
+    for node in reversed(order):                    # each after every tensor that uses it
         g = pending.pop(id(node), None)
         if g is None:
             continue
         if node._ctx is None:
-            node.grad = g.copy() if node.grad is None else node.grad + g
+            if id(node) in wanted:
+                node.grad = g.copy() if node.grad is None else node.grad + g
             continue
         for parent, parent_grad in zip(node._ctx.inputs, node._ctx.backward(g)):
-            if parent_grad is not None and parent.requires_grad:
+            if parent_grad is not None and id(parent) in on_path:
                 total = pending.get(id(parent))
-                pending[id(parent)] = parent_grad if total is None else total + parent_grad
+                pending[id(parent)] = parent_grad if total is None else total + parent_grad   # the sum rule
     ### END SOLUTION
 
 
 def accumulated_gradients(loss_fn, params, microbatches):
     """Task 3. Gradient accumulation: the mean-loss gradient over all the micro-batches' examples,
     got one micro-batch at a time. ``loss_fn(batch)`` returns a scalar Tensor, the mean loss over
-    that batch; batches may differ in size (``len(batch)`` examples). Call backward (yours or
-    ``Tensor.backward``) once per micro-batch *without* clearing ``.grad`` in between (PyTorch's
-    idiom), then return [p.grad for p in params]. Start from p.grad = None."""
+    that batch; batches may differ in size (``len(batch)`` examples). Call backward (yours, with
+    ``inputs=params``, or ``Tensor.backward``) once per micro-batch *without* clearing ``.grad`` in
+    between (PyTorch's idiom), then return [p.grad for p in params]. Start from p.grad = None."""
     ### BEGIN SOLUTION task 3
     for p in params:
         p.grad = None

@@ -1,23 +1,22 @@
-"""Tests of exercise 2: hand-worked graphs, finite differences of NumPy functions written here,
-and the sum of the gradients of untied copies of a shared weight."""
+"""Cases of exercise 2: hand-worked graphs, central differences of NumPy functions written here,
+and the sum of the gradients of untied copies of a shared weight.
+
+Each probe calls ``engine`` (the student's module) and returns what the walk produced (positions
+in the order, gradients); its judge, run by the grader, checks them. ``Tensor.backward`` and the
+library's own walk may not be used by the submission (points.json forbids them; the grader's
+tripwires catch a call however it is reached)."""
 import numpy as np
-import pytest
 
 import minishare
-from minishare import Tensor
-from engine import accumulated_gradients, backward, topological_order
+from minishare.exercises.cases import case, raises, same
+
+
+def array(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape)
 
 
 def leaf(*shape, seed=0):
-    return minishare.tensor(np.random.default_rng(seed).standard_normal(shape), requires_grad=True)
-
-
-@pytest.fixture
-def no_library_backward(monkeypatch):
-    """The exercise is to write the walk: Tensor.backward is switched off."""
-    def refuse(self, grad=None):
-        raise AssertionError("backward() must not call Tensor.backward")
-    monkeypatch.setattr(Tensor, "backward", refuse)
+    return minishare.tensor(array(*shape, seed=seed), requires_grad=True)
 
 
 def numeric_gradient(f, x, eps=1e-6):
@@ -29,54 +28,137 @@ def numeric_gradient(f, x, eps=1e-6):
     return g
 
 
-@pytest.mark.ex02_task1
-def test_topological_order_puts_inputs_first():
+def scalar(out):
+    """Judge helper: a 0-d gradient arrives as a number or a 0-d array; either is fine."""
+    return np.array(float(out)) if isinstance(out, (int, float)) and not isinstance(out, bool) else out
+
+
+def summary(order, root, named):
+    """Probe helper: an order as data. For each listed tensor, the positions of its inputs that
+    require grad (-1: not listed); where each named tensor is listed; whether root is last."""
+    position = {id(t): i for i, t in enumerate(order)}
+    return {"length": len(order), "distinct": len(position),
+            "inputs": [[position.get(id(p), -1) for p in (t._ctx.inputs if t._ctx is not None else ())
+                        if p.requires_grad] for t in order],
+            "named": {name: [i for i, t in enumerate(order) if t is x] for name, x in named.items()},
+            "root_last": bool(order) and order[-1] is root}
+
+
+def check_order(out, length, listed, left_out=()):
+    """Judge helper: ``length`` distinct tensors, each after its listed inputs, root last, the
+    tensors named in ``listed`` once each and those in ``left_out`` not at all."""
+    assert out["length"] == length, f"{out['length']} tensors listed, expected {length}"
+    assert out["distinct"] == length, f"{length - out['distinct']} tensors listed more than once"
+    for i, inputs in enumerate(out["inputs"]):
+        assert all(p < i for p in inputs), f"tensor {i} of the order comes before one of its inputs ({inputs})"
+    assert out["root_last"], "root is not the last tensor of the order"
+    for name in listed:
+        assert len(out["named"][name]) == 1, f"{name} listed {len(out['named'][name])} times, expected once"
+    for name in left_out:
+        assert out["named"][name] == [], f"{name} is listed, but it is not on a path from the inputs to root"
+
+
+# --------------------------------------------------------------------------- task 1
+@case("ex02_task1")
+def test_topological_order_puts_inputs_first(engine):
+    """a, b -> c = a b -> d = c + a -> e = d c: five tensors, every one on a path from a or b."""
     a, b = leaf(2, seed=1), leaf(2, seed=2)
     c = a * b
     d = c + a
     e = d * c
-    order = topological_order(e)
-    assert len(order) == 5 and len({id(t) for t in order}) == 5
-    position = {id(t): i for i, t in enumerate(order)}
-    for t in order:
-        for parent in (t._ctx.inputs if t._ctx else ()):
-            if parent.requires_grad:
-                assert position[id(parent)] < position[id(t)]
+    return summary(engine.topological_order(e, [a, b]), e, {"a": a, "b": b})
 
 
-@pytest.mark.ex02_task1
-def test_topological_order_of_a_deep_chain_is_iterative():
+@test_topological_order_puts_inputs_first.judge
+def _(out, ref):
+    check_order(out, 5, listed=("a", "b"))
+
+
+@case("ex02_task1")
+def test_topological_order_keeps_only_the_paths_from_the_inputs(engine):
+    """The same graph with inputs [b]: a is not on a path from b (c = a b is), so 4 tensors."""
+    a, b = leaf(2, seed=1), leaf(2, seed=2)
+    c = a * b
+    e = (c + a) * c
+    return summary(engine.topological_order(e, [b]), e, {"a": a, "b": b})
+
+
+@test_topological_order_keeps_only_the_paths_from_the_inputs.judge
+def _(out, ref):
+    check_order(out, 4, listed=("b",), left_out=("a",))
+
+
+@case("ex02_task1")
+def test_topological_order_of_a_deep_chain_is_iterative(engine):
+    """10,000 ops in a chain: a recursive walk passes Python's recursion limit (1,000)."""
     x = leaf(1)
     y = x
     for _ in range(10_000):
         y = y * 1.0
-    order = topological_order(y)
-    assert len(order) == 10_001 and order[0] is x and order[-1] is y
+    return summary(engine.topological_order(y, [x]), y, {"x": x})
 
 
-@pytest.mark.ex02_task2
-def test_a_scalar_used_twice_gets_both_gradients(no_library_backward):
+@test_topological_order_of_a_deep_chain_is_iterative.judge
+def _(out, ref):
+    check_order(out, 10_001, listed=("x",))
+    assert out["named"]["x"] == [0], "x is not first"
+
+
+# --------------------------------------------------------------------------- task 2
+@case("ex02_task2")
+def test_a_scalar_used_twice_gets_both_gradients(engine):
     """f(w) = w · w · 3 at w = 2: df/dw = 6w = 12, the sum of the two uses' 6 + 6."""
     w = minishare.tensor(np.array(2.0), requires_grad=True)
-    backward(w * w * 3.0, np.array(1.0))
-    assert float(w.grad) == pytest.approx(12.0)
+    engine.backward(w * w * 3.0, np.array(1.0), [w])
+    return w.grad
 
 
-@pytest.mark.ex02_task2
-def test_weight_used_by_two_layers_matches_finite_differences(no_library_backward):
-    W, x = leaf(3, 3, seed=3), np.random.default_rng(4).standard_normal((3, 2))
-    v = np.random.default_rng(5).standard_normal((3, 2))
-    backward(W @ (W @ minishare.tensor(x)).tanh(), v)
-    expected = numeric_gradient(lambda w: float((v * (w @ np.tanh(w @ x))).sum()), W.numpy())
-    np.testing.assert_allclose(W.grad, expected, rtol=1e-6, atol=1e-8)
+@test_a_scalar_used_twice_gets_both_gradients.judge
+def _(out, ref):
+    same(scalar(out), np.array(12.0), rtol=1e-12)
 
 
-@pytest.mark.ex02_task3
-def test_accumulated_gradient_equals_the_full_batch_gradient():
-    """Mean squared error of a linear model: uneven micro-batches (3 + 1 examples) must give the
-    gradient of the mean over all 4, which finite differences of the NumPy loss give here."""
-    rng = np.random.default_rng(6)
-    X, y = rng.standard_normal((4, 3)), rng.standard_normal(4)
+@case("ex02_task2")
+def test_weight_used_by_two_layers_matches_finite_differences(engine):
+    W = leaf(3, 3, seed=3)
+    engine.backward(W @ (W @ minishare.tensor(array(3, 2, seed=4))).tanh(), array(3, 2, seed=5), [W])
+    return W.grad
+
+
+@test_weight_used_by_two_layers_matches_finite_differences.judge
+def _(out, ref):
+    x, v = array(3, 2, seed=4), array(3, 2, seed=5)
+    same(out, numeric_gradient(lambda w: float((v * (w @ np.tanh(w @ x))).sum()), array(3, 3, seed=3)),
+         rtol=1e-6, atol=1e-8)
+
+
+@case("ex02_task2")
+def test_only_the_inputs_get_a_gradient(engine):
+    """y = Σ a ⊙ b with inputs [a]: a.grad = b, and b.grad stays None."""
+    a, b = leaf(3, seed=6), leaf(3, seed=7)
+    engine.backward((a * b).sum(), np.array(1.0), [a])
+    return {"a": a.grad, "b is None": b.grad is None}
+
+
+@test_only_the_inputs_get_a_gradient.judge
+def _(out, ref):
+    same(out["a"], array(3, seed=7), rtol=1e-12, where="a.grad")
+    assert out["b is None"], "b is not one of inputs, but its .grad was changed"
+
+
+# --------------------------------------------------------------------------- task 3
+class Batch(tuple):
+    """(X, y) of a micro-batch; its length is its number of examples."""
+    def __len__(self):
+        return len(self[0])
+
+
+def linear_model_gradient(engine, sizes, seed):
+    """Probe helper: mean squared error of a linear model, accumulated over micro-batches of
+    these sizes."""
+    rng = np.random.default_rng(seed)
+    n = sum(sizes)
+    X, y = rng.standard_normal((n, 3)), rng.standard_normal(n)
     w = minishare.tensor(rng.standard_normal(3), requires_grad=True)
 
     def loss(batch):
@@ -84,51 +166,227 @@ def test_accumulated_gradient_equals_the_full_batch_gradient():
         r = minishare.tensor(xb) @ w.reshape(3, 1) - minishare.tensor(yb.reshape(-1, 1))
         return (r * r).mean()
 
-    class Batch(tuple):
-        def __len__(self):
-            return len(self[0])
+    bounds = np.cumsum([0] + list(sizes))
+    batches = [Batch((X[i:j], y[i:j])) for i, j in zip(bounds[:-1], bounds[1:])]
+    (grad,) = engine.accumulated_gradients(loss, [w], batches)
+    return grad
 
-    batches = [Batch((X[:3], y[:3])), Batch((X[3:], y[3:]))]
-    (grad,) = accumulated_gradients(loss, [w], batches)
-    expected = numeric_gradient(lambda v: float(((X @ v - y) ** 2).mean()), w.numpy())
-    np.testing.assert_allclose(grad, expected, rtol=1e-6)
+
+def full_batch_gradient(sizes, seed):
+    """Judge helper: the gradient of the mean over all examples, by central differences."""
+    rng = np.random.default_rng(seed)
+    n = sum(sizes)
+    X, y = rng.standard_normal((n, 3)), rng.standard_normal(n)
+    w = rng.standard_normal(3)
+    return numeric_gradient(lambda v: float(((X @ v - y) ** 2).mean()), w)
+
+
+@case("ex02_task3")
+def test_accumulated_gradient_equals_the_full_batch_gradient(engine):
+    """Uneven micro-batches (3 + 1 examples) must give the gradient of the mean over all 4."""
+    return linear_model_gradient(engine, [3, 1], seed=6)
+
+
+@test_accumulated_gradient_equals_the_full_batch_gradient.judge
+def _(out, ref):
+    same(out, full_batch_gradient([3, 1], seed=6), rtol=1e-6)
 
 
 ### BEGIN HIDDEN TESTS
-@pytest.mark.ex02_task1
-def test_topological_order_lists_a_shared_leaf_once():
+from minishare.tensor import Function     # noqa: E402  (hidden-only helper below)
+
+BACKWARD_CALLS = {}
+
+
+class Counted(Function):
+    """The identity, counting how often its backward runs (under ``tag``)."""
+
+    def forward(self, x, tag):
+        self.tag = tag
+        return x.copy()
+
+    def backward(self, grad):
+        BACKWARD_CALLS[self.tag] = BACKWARD_CALLS.get(self.tag, 0) + 1
+        return (grad,)
+
+
+def doubling(levels):
+    """x -> y = x·x -> y·y -> ...: each level uses the one below twice, so a walk that does not
+    remember what it has visited takes 2^levels steps. At x = 1, dy/dx = 2^levels."""
+    x = minishare.tensor(np.array(1.0), requires_grad=True)
+    y = x
+    for _ in range(levels):
+        y = y * y
+    return x, y
+
+
+@case("ex02_task1")
+def test_topological_order_lists_a_shared_leaf_once(engine):
     w = leaf(2, seed=7)
     y = (w * w) + (w * 2.0)
-    assert sum(t is w for t in topological_order(y)) == 1
+    return summary(engine.topological_order(y, [w]), y, {"w": w})
 
 
-@pytest.mark.ex02_task2
-def test_shared_gradient_is_the_sum_of_untied_copies(no_library_backward):
+@test_topological_order_lists_a_shared_leaf_once.judge
+def _(out, ref):
+    check_order(out, 4, listed=("w",))
+
+
+@case("ex02_task1", timeout=5)
+def test_topological_order_visits_a_shared_node_once(engine):
+    """40 levels, each used twice by the next: 41 tensors, found in linear time."""
+    x, y = doubling(40)
+    return summary(engine.topological_order(y, [x]), y, {"x": x})
+
+
+@test_topological_order_visits_a_shared_node_once.judge
+def _(out, ref):
+    check_order(out, 41, listed=("x",))
+
+
+@case("ex02_task1")
+def test_topological_order_leaves_out_a_branch_and_constants(engine):
+    """root = Σ a ⊙ b + Σ c ⊙ c + Σ a ⊙ k, inputs [a], k a constant: c's branch, b and k are off
+    the paths from a; a, a ⊙ b, its sum, a ⊙ k, its sum and the two additions remain."""
+    a, b, c = leaf(2, seed=8), leaf(2, seed=9), leaf(2, seed=10)
+    k = minishare.tensor(array(2, seed=11))
+    root = (a * b).sum() + (c * c).sum() + (a * k).sum()
+    return summary(engine.topological_order(root, [a]), root, {"a": a, "b": b, "c": c, "k": k})
+
+
+@test_topological_order_leaves_out_a_branch_and_constants.judge
+def _(out, ref):
+    check_order(out, 7, listed=("a",), left_out=("b", "c", "k"))
+
+
+@case("ex02_task1")
+def test_topological_order_is_empty_when_root_ignores_the_inputs(engine):
+    a, b = leaf(2, seed=12), leaf(2, seed=13)
+    return len(engine.topological_order((b * b).sum(), [a]))
+
+
+@test_topological_order_is_empty_when_root_ignores_the_inputs.judge
+def _(out, ref):
+    assert out == 0, f"root does not depend on a, but {out} tensors are listed"
+
+
+@case("ex02_task2")
+def test_shared_gradient_is_the_sum_of_untied_copies(engine):
     """Untie W into two leaves with the same values: their gradients add up to the shared one."""
-    W, x = leaf(4, 4, seed=8), minishare.tensor(np.random.default_rng(9).standard_normal((4, 3)))
-    v = np.random.default_rng(10).standard_normal((4, 3))
-    backward(W @ (W @ x).relu(), v)
+    x, v = minishare.tensor(array(4, 3, seed=9)), array(4, 3, seed=10)
+    W = leaf(4, 4, seed=8)
+    engine.backward(W @ (W @ x).relu(), v, [W])
     W1, W2 = leaf(4, 4, seed=8), leaf(4, 4, seed=8)
-    backward(W2 @ (W1 @ x).relu(), v)
-    np.testing.assert_allclose(W.grad, W1.grad + W2.grad, rtol=1e-12)
+    engine.backward(W2 @ (W1 @ x).relu(), v, [W1, W2])
+    return {"shared": W.grad, "untied": [W1.grad, W2.grad]}
 
 
-@pytest.mark.ex02_task2
-def test_backward_adds_to_an_existing_grad(no_library_backward):
+@test_shared_gradient_is_the_sum_of_untied_copies.judge
+def _(out, ref):
+    assert out["untied"][0] is not None and out["untied"][1] is not None, "an untied copy got no gradient"
+    same(out["shared"], out["untied"][0] + out["untied"][1], rtol=1e-12)
+    x, v = array(4, 3, seed=9), array(4, 3, seed=10)
+    same(out["shared"], numeric_gradient(lambda w: float((v * (w @ np.maximum(w @ x, 0))).sum()),
+                                         array(4, 4, seed=8)), rtol=1e-6, atol=1e-8)
+
+
+@case("ex02_task2")
+def test_backward_adds_to_an_existing_grad(engine):
     w = minishare.tensor(np.array([1.0, 2.0]), requires_grad=True)
     w.grad = np.array([10.0, 10.0])
-    backward(w * 3.0, np.array([1.0, 1.0]))
-    np.testing.assert_allclose(w.grad, [13.0, 13.0])
+    engine.backward(w * 3.0, np.array([1.0, 1.0]), [w])
+    return w.grad
 
 
-@pytest.mark.ex02_task3
-def test_accumulation_starts_from_a_clean_gradient():
+@test_backward_adds_to_an_existing_grad.judge
+def _(out, ref):
+    same(out, np.array([13.0, 13.0]))
+
+
+@case("ex02_task2")
+def test_backward_refuses_an_input_that_is_not_a_gradient_leaf(engine):
+    """An intermediate result, or a leaf without requires_grad, can get no .grad here."""
+    a = leaf(2, seed=14)
+    h = a * 2.0
+    root = (h * h).sum()
+    return {"intermediate": raises(ValueError, engine.backward, root, np.array(1.0), [h]),
+            "constant": raises(ValueError, engine.backward, root, np.array(1.0),
+                               [a, minishare.tensor(np.ones(2))])}
+
+
+@case("ex02_task2")
+def test_each_op_on_the_path_runs_its_backward_once_and_no_other(engine):
+    """p = Counted(a) is used twice; Counted(c) is off the path from a: it must not run."""
+    BACKWARD_CALLS.clear()
+    a, c = leaf(3, seed=15), leaf(3, seed=16)
+    p = Counted.apply(a, tag="on the path")
+    root = (p * p).sum() + (Counted.apply(c, tag="off the path") * c).sum()
+    engine.backward(root, np.array(1.0), [a])
+    return {"calls": dict(BACKWARD_CALLS), "a": a.grad, "c is None": c.grad is None}
+
+
+@test_each_op_on_the_path_runs_its_backward_once_and_no_other.judge
+def _(out, ref):
+    assert out["calls"].get("on the path", 0) == 1, f"the op on the path ran backward {out['calls'].get('on the path', 0)} times"
+    assert out["calls"].get("off the path", 0) == 0, "an op off the path from the inputs ran backward"
+    same(out["a"], 2 * array(3, seed=15), rtol=1e-12, where="a.grad")
+    assert out["c is None"], "c is not one of inputs, but its .grad was changed"
+
+
+@case("ex02_task2", timeout=5)
+def test_backward_through_a_node_used_twice_at_every_level(engine):
+    """40 levels, each used twice: one pass in linear time gives 2^40; one push per path takes
+    2^40 steps."""
+    x, y = doubling(40)
+    engine.backward(y, np.array(1.0), [x])
+    return x.grad
+
+
+@test_backward_through_a_node_used_twice_at_every_level.judge
+def _(out, ref):
+    same(scalar(out), np.array(2.0 ** 40), rtol=1e-12)
+
+
+@case("ex02_task2")
+def test_backward_through_a_deep_chain(engine):
+    """10,000 ops in a chain, y = x · 1.0001^10000."""
+    x = minishare.tensor(np.array([1.0]), requires_grad=True)
+    y = x
+    for _ in range(10_000):
+        y = y * 1.0001
+    engine.backward(y, np.array([1.0]), [x])
+    return x.grad
+
+
+@test_backward_through_a_deep_chain.judge
+def _(out, ref):
+    same(out, np.array([1.0001 ** 10_000]), rtol=1e-9)
+
+
+@case("ex02_task3")
+def test_accumulation_starts_from_a_clean_gradient(engine):
     w = minishare.tensor(np.array([1.0]), requires_grad=True)
     w.grad = np.array([100.0])
 
-    class Batch(list):
+    class Examples(list):
         pass
 
-    (grad,) = accumulated_gradients(lambda b: (w * float(sum(b))).sum(), [w], [Batch([1.0, 1.0]), Batch([4.0])])
-    np.testing.assert_allclose(grad, [2.0 / 3 * 2.0 + 1.0 / 3 * 4.0])
+    (grad,) = engine.accumulated_gradients(lambda b: (w * float(sum(b))).sum(), [w],
+                                           [Examples([1.0, 1.0]), Examples([4.0])])
+    return grad
+
+
+@test_accumulation_starts_from_a_clean_gradient.judge
+def _(out, ref):
+    same(out, np.array([2.0 / 3 * 2.0 + 1.0 / 3 * 4.0]))
+
+
+@case("ex02_task3")
+def test_accumulation_over_three_uneven_micro_batches(engine):
+    return linear_model_gradient(engine, [1, 4, 2], seed=17)
+
+
+@test_accumulation_over_three_uneven_micro_batches.judge
+def _(out, ref):
+    same(out, full_batch_gradient([1, 4, 2], seed=17), rtol=1e-6)
 ### END HIDDEN TESTS

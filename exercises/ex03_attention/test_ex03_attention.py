@@ -1,12 +1,19 @@
-"""Tests of exercise 3 against an attention written here with NumPy loops over heads and queries,
-hand-worked cases, invariances (no future, no padding leaks in) and finite differences."""
+"""Cases of exercise 3 against an attention written here with NumPy loops over heads and queries
+(each query head given its key/value head explicitly), hand-worked cases, invariances (no
+future, no padding leaks in) and central differences of that NumPy attention.
+
+Each probe calls ``attention`` (the student's module) and returns arrays; its judge, run by the
+grader, checks them. Without a judge, a case compares with the reference solution."""
 import math
 
 import numpy as np
-import pytest
 
 import minishare
-from attention import MultiHeadAttention, causal_and_padding_mask, scaled_dot_product_attention
+from minishare.exercises.cases import case, raises, same
+
+
+def array(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape)
 
 
 def t(a, grad=False):
@@ -14,110 +21,246 @@ def t(a, grad=False):
 
 
 def reference_attention(q, k, v, mask):
-    """One query at a time, with plain exp and a sum over allowed keys."""
+    """One query at a time, with plain exp and a sum over allowed keys. q (..., h, Tq, d),
+    k (..., g, Tk, d), v (..., g, Tk, dv): query head j reads key/value head j // (h / g)."""
+    h, g = q.shape[-3], k.shape[-3]
     out = np.zeros(q.shape[:-1] + v.shape[-1:])
+    allowed_all = np.broadcast_to(np.ones((), bool) if mask is None else mask, q.shape[:-1] + k.shape[-2:-1])
     for index in np.ndindex(*q.shape[:-1]):
-        *lead, i = index
-        allowed = np.broadcast_to(mask, q.shape[:-1] + k.shape[-2:-1])[index]
+        *lead, j, i = index
+        kv = tuple(lead) + (j // (h // g),)
+        allowed = allowed_all[index]
         if not allowed.any():
             continue
-        scores = np.array([q[index] @ k[tuple(lead) + (j,)] / math.sqrt(q.shape[-1]) for j in range(k.shape[-2])])
+        scores = np.array([q[index] @ k[kv + (s,)] / math.sqrt(q.shape[-1]) for s in range(k.shape[-2])])
         weights = np.where(allowed, np.exp(scores - scores[allowed].max()), 0.0)
-        out[index] = (weights / weights.sum()) @ v[tuple(lead)]
+        out[index] = (weights / weights.sum()) @ v[kv]
     return out
 
 
-@pytest.mark.ex03_task1
-def test_zero_queries_average_the_values():
+def decoder_mask(real):
+    """Task 2's mask, built here so that task 3's cases do not depend on task 2: (B, T) 1/0 ->
+    (B, 1, T, T), key s visible to query t when s <= t and s is real."""
+    T = real.shape[1]
+    return np.tril(np.ones((T, T), bool))[None, None] & real.astype(bool)[:, None, None, :]
+
+
+def weights_of(gqa):
+    """Probe helper: the module's parameters as arrays."""
+    return {f"{name}.{part}": getattr(getattr(gqa, name), part).numpy()
+            for name in ("query", "key", "value", "dense") for part in ("weight", "bias")}
+
+
+def reference_gqa(w, x, context, mask, h, g):
+    """Judge helper: grouped-query attention in NumPy with the module's parameters ``w``."""
+    def proj(name, a):
+        return a @ w[f"{name}.weight"].T + w[f"{name}.bias"]
+
+    B, Tq, H = x.shape
+    d = H // h
+
+    def heads(a, count):
+        return a.reshape(B, a.shape[1], count, d).transpose(0, 2, 1, 3)
+
+    out = reference_attention(heads(proj("query", x), h), heads(proj("key", context), g),
+                              heads(proj("value", context), g), mask)
+    return proj("dense", out.transpose(0, 2, 1, 3).reshape(B, Tq, H))
+
+
+# --------------------------------------------------------------------------- task 1
+@case("ex03_task1")
+def test_zero_queries_average_the_values(attention):
     """q = 0: every score is 0, so the output is the mean of the allowed values."""
     v = np.arange(6.0).reshape(1, 3, 2)
-    mask = np.array([[True, True, False]])
-    out, probs = scaled_dot_product_attention(t(np.zeros((1, 1, 4))), t(np.ones((1, 3, 4))), t(v), mask)
-    np.testing.assert_allclose(out.numpy(), [[[1.0, 2.0]]])
-    np.testing.assert_allclose(probs.numpy(), [[[0.5, 0.5, 0.0]]])
+    out, probs = attention.scaled_dot_product_attention(t(np.zeros((1, 1, 4))), t(np.ones((1, 3, 4))), t(v),
+                                                        np.array([[True, True, False]]))
+    return [out.numpy(), probs.numpy()]
 
 
-@pytest.mark.ex03_task1
-def test_attention_matches_a_loop_reference_with_a_mask():
-    rng = np.random.default_rng(0)
-    q, k, v = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 5, 4)), rng.standard_normal((2, 5, 3))
-    mask = rng.random((2, 3, 5)) < 0.6
-    mask[:, :, 0] = True
-    out, probs = scaled_dot_product_attention(t(q), t(k), t(v), mask)
-    np.testing.assert_allclose(out.numpy(), reference_attention(q, k, v, mask), rtol=1e-10)
-    assert (probs.numpy()[~mask] == 0).all()
+@test_zero_queries_average_the_values.judge
+def _(out, ref):
+    same(out, [np.array([[[1.0, 2.0]]]), np.array([[[0.5, 0.5, 0.0]]])], rtol=1e-12)
 
 
-@pytest.mark.ex03_task2
-def test_mask_hand_worked():
-    mask = causal_and_padding_mask(np.array([[1, 1, 0]]))
-    assert mask.shape == (1, 1, 3, 3) and mask.dtype == bool
-    np.testing.assert_array_equal(mask[0, 0], [[1, 0, 0], [1, 1, 0], [1, 1, 0]])
+@case("ex03_task1")
+def test_grouped_attention_matches_a_loop_reference_with_a_mask(attention):
+    """4 query heads, 2 key/value heads (heads 0, 1 read key/value head 0; heads 2, 3 head 1);
+    d = 4, dv = 3."""
+    mask = np.random.default_rng(3).random((2, 1, 3, 5)) < 0.6
+    mask[..., 0] = True
+    out, probs = attention.scaled_dot_product_attention(t(array(2, 4, 3, 4, seed=0)), t(array(2, 2, 5, 4, seed=1)),
+                                                        t(array(2, 2, 5, 3, seed=2)), mask)
+    return {"out": out.numpy(), "masked probabilities": probs.numpy()[np.broadcast_to(~mask, probs.shape)]}
 
 
-@pytest.mark.ex03_task3
-def test_multi_head_matches_reference_per_head():
+@test_grouped_attention_matches_a_loop_reference_with_a_mask.judge
+def _(out, ref):
+    mask = np.random.default_rng(3).random((2, 1, 3, 5)) < 0.6
+    mask[..., 0] = True
+    same(out["out"], reference_attention(array(2, 4, 3, 4, seed=0), array(2, 2, 5, 4, seed=1),
+                                         array(2, 2, 5, 3, seed=2), mask), rtol=1e-10, where="the output")
+    assert (out["masked probabilities"] == 0).all(), "a masked key has a probability other than 0"
+
+
+# --------------------------------------------------------------------------- task 2
+@case("ex03_task2")
+def test_mask_hand_worked(attention):
+    mask = attention.causal_and_padding_mask(np.array([[1, 1, 0]]))
+    return {"dtype": str(mask.dtype), "mask": np.asarray(mask)}
+
+
+@test_mask_hand_worked.judge
+def _(out, ref):
+    assert out["dtype"] == "bool", f"the mask has dtype {out['dtype']}, expected bool"
+    same(out["mask"], np.array([[[[1, 0, 0], [1, 1, 0], [1, 1, 0]]]], dtype=bool))
+
+
+# --------------------------------------------------------------------------- task 3
+@case("ex03_task3")
+def test_grouped_query_attention_matches_reference_per_head(attention):
+    """H = 8, 4 query heads of size 2, 2 key/value heads; a causal mask over a padded batch."""
     minishare.manual_seed(0)
-    mha = MultiHeadAttention(8, 2).double()
-    x = np.random.default_rng(1).standard_normal((2, 4, 8))
-    mask = causal_and_padding_mask(np.array([[1, 1, 1, 1], [1, 1, 0, 0]]))
-    out = mha(t(x), mask).numpy()
+    gqa = attention.GroupedQueryAttention(8, 4, 2).double()
+    mask = decoder_mask(np.array([[1, 1, 1, 1], [1, 1, 0, 0]]))
+    return {"out": gqa(t(array(2, 4, 8, seed=1)), mask).numpy(), "weights": weights_of(gqa)}
 
-    def proj(layer, a):
-        return a @ layer.weight.numpy().T + layer.bias.numpy()
 
-    heads = lambda a: a.reshape(2, 4, 2, 4).transpose(0, 2, 1, 3)
-    ref = reference_attention(heads(proj(mha.query, x)), heads(proj(mha.key, x)),
-                              heads(proj(mha.value, x)), mask)
-    ref = proj(mha.dense, ref.transpose(0, 2, 1, 3).reshape(2, 4, 8))
-    np.testing.assert_allclose(out[0], ref[0], rtol=1e-9)
-    np.testing.assert_allclose(out[1, :2], ref[1, :2], rtol=1e-9)   # padded queries: any value
+@test_grouped_query_attention_matches_reference_per_head.judge
+def _(out, ref):
+    x = array(2, 4, 8, seed=1)
+    expected = reference_gqa(out["weights"], x, x, decoder_mask(np.array([[1, 1, 1, 1], [1, 1, 0, 0]])), h=4, g=2)
+    same(out["out"][0], expected[0], rtol=1e-9, where="example 0")
+    same(out["out"][1, :2], expected[1, :2], rtol=1e-9, where="example 1")   # padded queries: any value
 
 
 ### BEGIN HIDDEN TESTS
-@pytest.mark.ex03_task1
-def test_a_query_that_may_attend_nowhere_gives_zeros_not_nan():
-    out, probs = scaled_dot_product_attention(t(np.ones((2, 3))), t(np.ones((2, 3))), t(np.ones((2, 3))),
-                                              np.array([[False, False], [True, False]]))
-    assert np.isfinite(out.numpy()).all()
-    np.testing.assert_allclose(out.numpy()[0], 0)
+def numeric_gradient(f, a, eps=1e-6):
+    g = np.zeros_like(a)
+    for i in np.ndindex(*a.shape):
+        up, down = a.copy(), a.copy()
+        up[i] += eps
+        down[i] -= eps
+        g[i] = (f(up) - f(down)) / (2 * eps)
+    return g
 
 
-@pytest.mark.ex03_task1
-def test_attention_gradcheck():
-    rng = np.random.default_rng(2)
-    q, k, v = (t(rng.standard_normal(s), grad=True) for s in ((2, 3), (4, 3), (4, 2)))
+@case("ex03_task1")
+def test_a_query_that_may_attend_nowhere_gives_zeros_not_nan(attention):
+    out, probs = attention.scaled_dot_product_attention(t(np.ones((1, 2, 3))), t(np.ones((1, 2, 3))),
+                                                        t(np.ones((1, 2, 3))), np.array([[False, False], [True, False]]))
+    return [out.numpy(), probs.numpy()]
+
+
+@test_a_query_that_may_attend_nowhere_gives_zeros_not_nan.judge
+def _(out, ref):
+    same(out, [np.array([[[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]]), np.array([[[0.0, 0.0], [1.0, 0.0]]])])
+
+
+@case("ex03_task1")
+def test_multi_query_attention_gradients(attention):
+    """g = 1 (multi-query): two query heads share one key/value head; d = 3, dv = 2."""
+    arrays = [array(2, 2, 3, seed=4), array(1, 4, 3, seed=5), array(1, 4, 2, seed=6)]
     mask = np.array([[True, True, False, True], [True, False, False, False]])
-    assert minishare.gradcheck(lambda q, k, v: scaled_dot_product_attention(q, k, v, mask)[0], q, k, v)
+    q, k, v = (t(a, grad=True) for a in arrays)
+    attention.scaled_dot_product_attention(q, k, v, mask)[0].backward(array(2, 2, 2, seed=7))
+    return [q.grad, k.grad, v.grad]
 
 
-@pytest.mark.ex03_task2
-def test_mask_of_a_batch_differs_per_example():
-    mask = causal_and_padding_mask(np.array([[1, 1], [1, 0]]))
-    np.testing.assert_array_equal(mask[:, 0], [[[1, 0], [1, 1]], [[1, 0], [1, 0]]])
+@test_multi_query_attention_gradients.judge
+def _(out, ref):
+    arrays = [array(2, 2, 3, seed=4), array(1, 4, 3, seed=5), array(1, 4, 2, seed=6)]
+    mask, cot = np.array([[True, True, False, True], [True, False, False, False]]), array(2, 2, 2, seed=7)
+    for n, name in enumerate("qkv"):
+        def phi(moved, n=n):
+            args = list(arrays)
+            args[n] = moved
+            return float((cot * reference_attention(*args, mask)).sum())
+        same(out[n], numeric_gradient(phi, arrays[n]), rtol=1e-5, atol=1e-8, where=f"the gradient of {name}")
 
 
-@pytest.mark.ex03_task3
-def test_no_future_and_no_padding_leaks_in():
-    """Changing a future token, or a padding token, leaves the earlier real positions' outputs."""
+@case("ex03_task1")
+def test_one_key_value_head_per_query_head_is_multi_head_attention(attention):
+    """g = h = 3, over a leading batch axis of 2, no mask."""
+    out, _ = attention.scaled_dot_product_attention(t(array(2, 3, 2, 4, seed=8)), t(array(2, 3, 5, 4, seed=9)),
+                                                    t(array(2, 3, 5, 2, seed=10)))
+    return out.numpy()
+
+
+@test_one_key_value_head_per_query_head_is_multi_head_attention.judge
+def _(out, ref):
+    same(out, reference_attention(array(2, 3, 2, 4, seed=8), array(2, 3, 5, 4, seed=9), array(2, 3, 5, 2, seed=10),
+                                  None), rtol=1e-10)
+
+
+@case("ex03_task1")
+def test_attention_refuses_groups_that_do_not_divide_the_heads(attention):
+    return raises(ValueError, attention.scaled_dot_product_attention, t(array(3, 2, 4, seed=11)),
+                  t(array(2, 2, 4, seed=12)), t(array(2, 2, 4, seed=13)))
+
+
+@case("ex03_task2")
+def test_mask_of_a_batch_differs_per_example(attention):
+    return np.asarray(attention.causal_and_padding_mask(np.array([[1, 1], [1, 0]])))
+
+
+@test_mask_of_a_batch_differs_per_example.judge
+def _(out, ref):
+    same(out, np.array([[[[1, 0], [1, 1]]], [[[1, 0], [1, 0]]]], dtype=bool))
+
+
+@case("ex03_task2")
+def test_mask_of_a_longer_padded_sequence(attention):
+    return np.asarray(attention.causal_and_padding_mask(np.array([[1, 1, 1, 0, 0], [1, 0, 0, 0, 0]])))
+
+
+@test_mask_of_a_longer_padded_sequence.judge
+def _(out, ref):
+    real = np.array([[1, 1, 1, 0, 0], [1, 0, 0, 0, 0]], dtype=bool)
+    expected = np.array([[[[s <= q and real[b, s] for s in range(5)] for q in range(5)]] for b in range(2)])
+    same(out, expected)
+
+
+@case("ex03_task3")
+def test_no_future_and_no_padding_leaks_in(attention):
+    """Changing a future token, or a padding token, leaves the earlier real positions' outputs;
+    multi-query (one key/value head for three query heads)."""
     minishare.manual_seed(3)
-    mha = MultiHeadAttention(6, 3).double()
-    x = np.random.default_rng(4).standard_normal((1, 5, 6))
-    mask = causal_and_padding_mask(np.array([[1, 1, 1, 1, 0]]))
-    before = mha(t(x), mask).numpy()
+    gqa = attention.GroupedQueryAttention(6, 3, 1).double()
+    x = array(1, 5, 6, seed=4)
+    mask = decoder_mask(np.array([[1, 1, 1, 1, 0]]))
     x2 = x.copy()
     x2[0, 3:] += 10.0
-    after = mha(t(x2), mask).numpy()
-    np.testing.assert_allclose(after[0, :3], before[0, :3], rtol=1e-12)
-    assert not np.allclose(after[0, 3], before[0, 3])
+    return {"before": gqa(t(x), mask).numpy(), "after": gqa(t(x2), mask).numpy(), "weights": weights_of(gqa)}
 
 
-@pytest.mark.ex03_task3
-def test_cross_attention_gradcheck_and_parameter_count():
+@test_no_future_and_no_padding_leaks_in.judge
+def _(out, ref):
+    same(out["after"][0, :3], out["before"][0, :3], rtol=1e-12, where="positions 0-2 after changing 3-4")
+    assert not np.allclose(out["after"][0, 3], out["before"][0, 3]), "position 3 ignores its own token"
+    x = array(1, 5, 6, seed=4)
+    mask = np.tril(np.ones((5, 5), bool)) & np.array([1, 1, 1, 1, 0], bool)
+    same(out["before"][0, :4], reference_gqa(out["weights"], x, x, mask, h=3, g=1)[0, :4], rtol=1e-9,
+         where="the output")
+
+
+@case("ex03_task3")
+def test_cross_attention_gradients_and_parameter_count(attention):
+    """Queries from x (2 positions), keys and values from a context of 3; H = 4, 2 query heads,
+    1 key/value head: 4·4+4 + 2·(4·2+2) + 4·4+4 = 60 parameters."""
     minishare.manual_seed(5)
-    mha = MultiHeadAttention(4, 2).double()
-    assert minishare.count_parameters(mha) == 4 * (4 * 4 + 4)
-    x, context = t(np.random.default_rng(6).standard_normal((1, 2, 4)), True), \
-        t(np.random.default_rng(7).standard_normal((1, 3, 4)), True)
-    assert minishare.gradcheck(lambda x, c: mha(x, context=c), x, context)
+    gqa = attention.GroupedQueryAttention(4, 2, 1).double()
+    x, context = t(array(1, 2, 4, seed=6), True), t(array(1, 3, 4, seed=7), True)
+    gqa(x, context=context).backward(array(1, 2, 4, seed=8))
+    return {"count": minishare.count_parameters(gqa), "x": x.grad, "context": context.grad, "weights": weights_of(gqa)}
+
+
+@test_cross_attention_gradients_and_parameter_count.judge
+def _(out, ref):
+    assert out["count"] == 60, f"{out['count']} parameters, expected 60"
+    x, context, cot = array(1, 2, 4, seed=6), array(1, 3, 4, seed=7), array(1, 2, 4, seed=8)
+    w = out["weights"]
+    same(out["x"], numeric_gradient(lambda a: float((cot * reference_gqa(w, a, context, None, 2, 1)).sum()), x),
+         rtol=1e-5, atol=1e-8, where="the gradient of x")
+    same(out["context"], numeric_gradient(lambda a: float((cot * reference_gqa(w, x, a, None, 2, 1)).sum()), context),
+         rtol=1e-5, atol=1e-8, where="the gradient of the context")
 ### END HIDDEN TESTS

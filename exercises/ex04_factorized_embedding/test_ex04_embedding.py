@@ -1,63 +1,193 @@
-"""Tests of exercise 4 against the paper's numbers, hand counts and counting the module's
-tensors (minishare.count_parameters walks the parameters; it knows nothing of the formula)."""
+"""Cases of exercise 4: the paper's numbers, hand counts, a NumPy reimplementation of the module
+and finite differences of it. Every judge computes its own answer here (none trusts the
+submission's arithmetic, or the library's count of it)."""
 import numpy as np
-import pytest
 
 import minishare
-from embedding import FactorizedEmbedding, break_even_embedding_size, embedding_parameters
+from minishare.exercises.cases import case
 
 
-@pytest.mark.ex04_task1
-def test_counts_of_the_paper():
+def forward_numpy(W, P, b, ids):
+    """The factorized embedding in NumPy: lookup in W (V, E), then x Pᵀ + b (P is H × E)."""
+    return W[ids] @ P.T + b
+
+
+def logits_numpy(W, P, h):
+    """The output tied to both factors: (h P) Wᵀ."""
+    return (h @ P) @ W.T
+
+
+@case("ex04_task1")
+def test_counts_of_the_paper(embedding):
     """Sec. 3.1: V = 30,000 and H = 4096 (xxlarge): 123M for V×H, about 4.4M with E = 128."""
-    assert embedding_parameters(30000, 4096, 4096) == 122_880_000
-    assert embedding_parameters(30000, 128, 4096) == 30000 * 128 + 128 * 4096 + 4096
+    return [embedding.embedding_parameters(30000, 4096, 4096), embedding.embedding_parameters(30000, 128, 4096)]
 
 
-@pytest.mark.ex04_task2
-def test_module_counts_and_shapes():
+@test_counts_of_the_paper.judge
+def _(out, ref):
+    assert out[0] == 122_880_000, out[0]
+    assert out[1] == 30000 * 128 + 128 * 4096 + 4096, out[1]
+
+
+@case("ex04_task2")
+def test_module_counts_and_shapes(embedding):
+    """The module holds V·E + E·H + H numbers (the tied output adds none); with E = H there is no
+    projection."""
+    FactorizedEmbedding = embedding.FactorizedEmbedding
     emb = FactorizedEmbedding(50, 4, 16)
-    assert minishare.count_parameters(emb) == 50 * 4 + 4 * 16 + 16
-    assert emb(np.array([[1, 2, 3]])).shape == (1, 3, 16)
-    assert FactorizedEmbedding(50, 16, 16).projection is None
+    h = minishare.tensor(np.zeros((1, 3, 16), dtype=np.float32))
+    return {"count": minishare.count_parameters(emb),
+            "shape": list(emb(np.array([[1, 2, 3]])).shape),
+            "logits shape": list(emb.logits(h).shape),
+            "count after logits": minishare.count_parameters(emb),
+            "no projection when E = H": FactorizedEmbedding(50, 16, 16).projection is None}
 
 
-@pytest.mark.ex04_task2
-def test_forward_is_lookup_then_projection():
+@test_module_counts_and_shapes.judge
+def _(out, ref):
+    assert out["count"] == 50 * 4 + 4 * 16 + 16, out["count"]
+    assert out["shape"] == [1, 3, 16] and out["logits shape"] == [1, 3, 50], (out["shape"], out["logits shape"])
+    assert out["count after logits"] == out["count"], "logits created parameters"
+    assert out["no projection when E = H"] is True
+
+
+@case("ex04_task2", rtol=1e-5, atol=1e-6)
+def test_forward_is_lookup_then_projection(embedding):
     minishare.manual_seed(0)
-    emb = FactorizedEmbedding(10, 3, 5)
+    emb = embedding.FactorizedEmbedding(10, 3, 5)
     ids = np.array([[4, 4, 9]])
-    W, P, b = emb.word_embeddings.weight.numpy(), emb.projection.weight.numpy(), emb.projection.bias.numpy()
-    np.testing.assert_allclose(emb(ids).numpy(), W[ids] @ P.T + b, rtol=1e-5)
+    return {"W": emb.word_embeddings.weight.numpy(), "P": emb.projection.weight.numpy(),
+            "b": emb.projection.bias.numpy(), "ids": ids, "out": emb(ids).numpy()}
 
 
-@pytest.mark.ex04_task3
-def test_break_even_for_albert_base_width():
+@test_forward_is_lookup_then_projection.judge
+def _(out, ref):
+    np.testing.assert_allclose(out["out"], forward_numpy(out["W"], out["P"], out["b"], out["ids"]), rtol=1e-5, atol=1e-6)
+
+
+@case("ex04_task2")
+def test_logits_go_back_through_both_factors(embedding):
+    """logits = (h P) Wᵀ: H -> E by the projection's weight transposed, then against the table."""
+    minishare.manual_seed(1)
+    emb = embedding.FactorizedEmbedding(7, 2, 4).double()
+    h = np.random.default_rng(2).standard_normal((2, 3, 4))
+    return {"W": emb.word_embeddings.weight.numpy(), "P": emb.projection.weight.numpy(), "h": h,
+            "logits": emb.logits(minishare.tensor(h)).numpy()}
+
+
+@test_logits_go_back_through_both_factors.judge
+def _(out, ref):
+    np.testing.assert_allclose(out["logits"], logits_numpy(out["W"], out["P"], out["h"]), rtol=1e-10, atol=1e-12)
+
+
+@case("ex04_task3")
+def test_break_even_for_albert_base_width(embedding):
     """V = 30,000, H = 768: E ≤ 748 saves parameters, E = 749 does not (worked by hand)."""
-    assert break_even_embedding_size(30000, 768) == 748
+    return embedding.break_even_embedding_size(30000, 768)
+
+
+@test_break_even_for_albert_base_width.judge
+def _(out, ref):
+    assert out == 748, out
 
 
 ### BEGIN HIDDEN TESTS
-@pytest.mark.ex04_task1
-def test_counts_match_the_built_module_for_many_shapes():
-    for V, E, H in [(7, 2, 3), (100, 8, 8), (30, 5, 40)]:
-        layers = [minishare.nn.Embedding(V, E)] + ([minishare.nn.Linear(E, H)] if E != H else [])
-        assert embedding_parameters(V, E, H) == sum(minishare.count_parameters(m) for m in layers)
+def saves(V, E, H):
+    """Whether E saves parameters over BERT's V × H table, counted term by term."""
+    return V * E + E * H + H < V * H
 
 
-@pytest.mark.ex04_task2
-def test_gradient_reaches_only_the_rows_looked_up():
-    minishare.manual_seed(1)
-    emb = FactorizedEmbedding(6, 2, 4).double()
-    emb(np.array([[1, 1, 3]])).sum().backward()
-    grad = emb.word_embeddings.weight.grad
-    assert np.abs(grad[[0, 2, 4, 5]]).sum() == 0 and np.abs(grad[1]).sum() > 0
+@case("ex04_task1")
+def test_counts_for_many_shapes_by_hand(embedding):
+    shapes = [(7, 2, 3), (100, 8, 8), (30, 5, 40), (1, 1, 1), (30000, 768, 768), (2, 9, 3)]
+    return [[V, E, H, embedding.embedding_parameters(V, E, H)] for V, E, H in shapes]
 
 
-@pytest.mark.ex04_task3
-def test_break_even_is_tight_by_direct_count():
-    for V, H in [(30000, 4096), (1000, 128), (50, 50), (12, 7)]:
-        E = break_even_embedding_size(V, H)
-        assert V * E + E * H + H < V * H
-        assert V * (E + 1) + (E + 1) * H + H >= V * H
+@test_counts_for_many_shapes_by_hand.judge
+def _(out, ref):
+    for V, E, H, count in out:
+        table, projection = V * E, (E * H + H if E != H else 0)
+        assert count == table + projection, (V, E, H, count)
+
+
+@case("ex04_task2")
+def test_gradients_reach_both_factors_from_both_uses(embedding):
+    """The table and the projection are each used twice (embedding and output): their gradients,
+    compared with finite differences of the NumPy model, hold both uses."""
+    minishare.manual_seed(3)
+    emb = embedding.FactorizedEmbedding(5, 2, 3).double()
+    ids = np.array([[1, 1, 3], [0, 4, 1]])
+    v = np.random.default_rng(4).standard_normal((2, 3, 5))
+    emb.logits(emb(ids)).backward(v)
+    return {"W": emb.word_embeddings.weight.numpy(), "P": emb.projection.weight.numpy(),
+            "b": emb.projection.bias.numpy(), "ids": ids, "v": v,
+            "dW": emb.word_embeddings.weight.grad, "dP": emb.projection.weight.grad,
+            "db": emb.projection.bias.grad}
+
+
+@test_gradients_reach_both_factors_from_both_uses.judge
+def _(out, ref):
+    W, P, b, ids, v = out["W"], out["P"], out["b"], out["ids"], out["v"]
+
+    def loss(W, P, b):
+        return float((v * logits_numpy(W, P, forward_numpy(W, P, b, ids))).sum())
+
+    arrays = {"dW": W, "dP": P, "db": b}
+    for name, array in arrays.items():
+        numeric = np.zeros_like(array)
+        for i in np.ndindex(array.shape):
+            plus, minus = [{k: a.copy() for k, a in arrays.items()} for _ in range(2)]
+            plus[name][i] += 1e-6
+            minus[name][i] -= 1e-6
+            numeric[i] = (loss(plus["dW"], plus["dP"], plus["db"]) - loss(minus["dW"], minus["dP"], minus["db"])) / 2e-6
+        assert out[name] is not None and np.shape(out[name]) == array.shape, f"{name}: no gradient"
+        np.testing.assert_allclose(out[name], numeric, rtol=1e-6, atol=1e-7, err_msg=name)
+
+
+@case("ex04_task2")
+def test_without_projection_the_output_is_the_table_alone(embedding):
+    """E = H: no projection; forward is the lookup and logits = h Wᵀ, still tied."""
+    minishare.manual_seed(5)
+    emb = embedding.FactorizedEmbedding(6, 3, 3).double()
+    h = minishare.tensor(np.random.default_rng(6).standard_normal((1, 2, 3)))
+    logits = emb.logits(h)
+    logits.sum().backward()
+    return {"W": emb.word_embeddings.weight.numpy(), "h": h.numpy(), "logits": logits.numpy(),
+            "lookup": emb(np.array([[5, 0]])).numpy(), "count": minishare.count_parameters(emb),
+            "dW": emb.word_embeddings.weight.grad}
+
+
+@test_without_projection_the_output_is_the_table_alone.judge
+def _(out, ref):
+    W, h = out["W"], out["h"]
+    assert out["count"] == 6 * 3, out["count"]
+    np.testing.assert_allclose(out["lookup"], W[[[5, 0]]], rtol=1e-12)
+    np.testing.assert_allclose(out["logits"], h @ W.T, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(out["dW"], np.broadcast_to(h.reshape(-1, 3).sum(0), W.shape), rtol=1e-10)
+
+
+@case("ex04_task3")
+def test_break_even_is_tight_by_direct_count(embedding):
+    """Every V, H up to 40 (some divide exactly: V = H = 7 needs E = 2, as E = 3 only ties), and
+    the widths of the paper."""
+    pairs = [(V, H) for V in range(2, 41) for H in range(2, 41)] + [(30000, 4096), (30000, 1024), (1000, 128)]
+    return [[V, H, embedding.break_even_embedding_size(V, H)] for V, H in pairs]
+
+
+@test_break_even_is_tight_by_direct_count.judge
+def _(out, ref):
+    for V, H, E in out:
+        assert saves(V, E, H) and not saves(V, E + 1, H), (V, H, E)
+
+
+@case("ex04_task3", timeout=5)
+def test_break_even_for_huge_sizes_without_a_loop(embedding):
+    """V = 10^15 and H = 10^12: an answer near 0.999 H, found by arithmetic, not by trying E."""
+    return [embedding.break_even_embedding_size(10**15, 10**12), embedding.break_even_embedding_size(10**12 + 1, 10**12 + 1)]
+
+
+@test_break_even_for_huge_sizes_without_a_loop.judge
+def _(out, ref):
+    for (V, H), E in zip([(10**15, 10**12), (10**12 + 1, 10**12 + 1)], out):
+        assert isinstance(E, int) and saves(V, E, H) and not saves(V, E + 1, H), (V, H, E)
 ### END HIDDEN TESTS

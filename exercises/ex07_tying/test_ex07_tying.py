@@ -1,13 +1,15 @@
-"""Tests of exercise 7: identity of the shared tensor, hand counts (V × E saved), finite
-differences, and the gradient of the tied table as the sum of its two uses."""
+"""Cases of exercise 7: identity of the shared tensor, hand counts (V × E saved), a NumPy
+reimplementation of the head with finite differences of it, and the gradient of the tied table
+as the sum of its two uses."""
+import math
+
 import numpy as np
-import pytest
 
 import minishare
+from minishare.exercises.cases import case
 from minishare.models import AlbertConfig, AlbertForPreTraining
 from minishare.nn import Embedding
 from minishare.optim import SGD
-from tying import TiedHead, tie, tying_status
 
 
 def config(**fields):
@@ -16,24 +18,63 @@ def config(**fields):
                            **fields})
 
 
-@pytest.mark.ex07_task1
-def test_head_uses_the_table_itself_and_counts():
+_erf = np.vectorize(math.erf)
+
+
+def head_numpy(h, D, d, g, W, c, eps=1e-6):
+    """The head in NumPy: gelu (exact, x Φ(x)) of h Dᵀ + d, RMSNorm over E with gain g, then
+    scores against W (V, E) plus c."""
+    x = h @ D.T + d
+    x = x * 0.5 * (1 + _erf(x / math.sqrt(2)))
+    x = x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps) * g
+    return x @ W.T + c
+
+
+def head_arrays(head):
+    return {"D": head.dense.weight.numpy(), "d": head.dense.bias.numpy(), "g": head.gain.numpy(),
+            "W": head.weight.numpy(), "c": head.bias.numpy()}
+
+
+@case("ex07_task1")
+def test_head_uses_the_table_itself_and_counts(tying):
     table = Embedding(30, 4)
-    head = TiedHead(table, 8)
-    assert head.weight is table.weight
-    own = minishare.count_parameters(head)
-    assert own == 30 * 4 + (8 * 4 + 4) + 2 * 4 + 30       # the table, dense, LayerNorm, bias
+    head = tying.TiedHead(table, 8)
     h = minishare.tensor(np.random.default_rng(0).standard_normal((2, 3, 8)).astype(np.float32))
-    assert head(h).shape == (2, 3, 30)
+    return {"is the table": head.weight is table.weight, "count": minishare.count_parameters(head),
+            "shape": list(head(h).shape)}
 
 
-@pytest.mark.ex07_task1
-def test_tied_table_gradient_is_the_sum_of_both_uses():
+@test_head_uses_the_table_itself_and_counts.judge
+def _(out, ref):
+    assert out["is the table"] is True, "the head's weight is not the word-embedding Parameter"
+    assert out["count"] == 30 * 4 + (8 * 4 + 4) + 4 + 30, out["count"]   # table, dense, gain, bias
+    assert out["shape"] == [2, 3, 30], out["shape"]
+
+
+@case("ex07_task1")
+def test_head_values_against_numpy(tying):
+    """h -> dense -> gelu -> RMSNorm -> scores: the freshly built head, in float64."""
+    minishare.manual_seed(7)
+    head = tying.TiedHead(Embedding(9, 4).double(), 6).double()
+    h = np.random.default_rng(8).standard_normal((2, 3, 6))
+    return {"h": h, "logits": head(minishare.tensor(h)).numpy(), **head_arrays(head)}
+
+
+@test_head_values_against_numpy.judge
+def _(out, ref):
+    np.testing.assert_array_equal(out["g"], np.ones(4), err_msg="the gain starts at ones")
+    np.testing.assert_array_equal(out["c"], np.zeros(9), err_msg="the bias starts at zeros")
+    expected = head_numpy(out["h"], out["D"], out["d"], out["g"], out["W"], out["c"])
+    np.testing.assert_allclose(out["logits"], expected, rtol=1e-9, atol=1e-10)
+
+
+@case("ex07_task1")
+def test_tied_table_gradient_is_the_sum_of_both_uses(tying):
     """The table is used twice: looked up at the input and scored against at the output. Untie it
     into two tables with the same values: their gradients add up to the tied one."""
     minishare.manual_seed(0)
     table = Embedding(7, 3).double()
-    head = TiedHead(table, 3).double()
+    head = tying.TiedHead(table, 3).double()
     ids = np.array([[1, 2, 2]])
     v = np.random.default_rng(1).standard_normal((1, 3, 7))
     head(table(ids)).backward(v)
@@ -45,60 +86,149 @@ def test_tied_table_gradient_is_the_sum_of_both_uses():
         p.grad = None
     table.weight.grad = None
     head(copy(ids)).backward(v)
-    np.testing.assert_allclose(tied, table.weight.grad + copy.weight.grad, rtol=1e-10)
+    return {"tied": tied, "output use": table.weight.grad, "input use": copy.weight.grad}
 
 
-@pytest.mark.ex07_task2
-def test_tie_saves_v_times_e_and_moves_together():
+@test_tied_table_gradient_is_the_sum_of_both_uses.judge
+def _(out, ref):
+    assert out["output use"] is not None and out["input use"] is not None, "a use got no gradient"
+    assert np.abs(out["output use"]).sum() > 0, "no gradient reaches the table from the output"
+    np.testing.assert_allclose(out["tied"], out["output use"] + out["input use"], rtol=1e-10)
+
+
+@case("ex07_task2")
+def test_tie_saves_v_times_e_and_moves_together(tying):
     minishare.manual_seed(1)
     model = AlbertForPreTraining(config(tie_word_embeddings=False))
-    assert tie(model) == 30 * 4
-    assert model.predictions.decoder.weight is model.albert.embeddings.word_embeddings.weight
+    saved = tying.tie(model)
+    return {"saved": saved,
+            "identity": model.predictions.decoder.weight is model.albert.embeddings.word_embeddings.weight}
 
 
-@pytest.mark.ex07_task3
-def test_status_of_three_models():
+@test_tie_saves_v_times_e_and_moves_together.judge
+def _(out, ref):
+    assert out["saved"] == 30 * 4, out["saved"]
+    assert out["identity"] is True, "the decoder's weight is not the word-embedding Parameter"
+
+
+@case("ex07_task3")
+def test_status_of_three_models(tying):
     minishare.manual_seed(2)
-    assert tying_status(AlbertForPreTraining(config())) == "tied"
-    assert tying_status(AlbertForPreTraining(config(tie_word_embeddings=False))) == "untied"
+    return [tying.tying_status(AlbertForPreTraining(config())),
+            tying.tying_status(AlbertForPreTraining(config(tie_word_embeddings=False)))]
+
+
+@test_status_of_three_models.judge
+def _(out, ref):
+    assert out == ["tied", "untied"], out
 
 
 ### BEGIN HIDDEN TESTS
-@pytest.mark.ex07_task1
-def test_head_gradcheck_through_the_shared_table():
-    minishare.manual_seed(3)
-    table = Embedding(5, 2).double()
-    head = TiedHead(table, 4).double()
-    h = minishare.tensor(np.random.default_rng(4).standard_normal((1, 2, 4)), requires_grad=True)
+@case("ex07_task1")
+def test_head_values_with_every_parameter_random(tying):
+    """Random dense, gain and bias, a table of 11 × 5 and a batch of 2 × 4 × 7: the transform
+    before the tied scores (dense, gelu, RMSNorm over E) in the right order, and every term."""
+    rng = np.random.default_rng(9)
+    head = tying.TiedHead(Embedding(11, 5).double(), 7).double()
+    for p in (head.dense.weight, head.dense.bias, head.gain, head.weight, head.bias):
+        p.data = rng.standard_normal(p.shape)
+    h = 2 * rng.standard_normal((2, 4, 7))
+    return {"h": h, "logits": head(minishare.tensor(h)).numpy(), **head_arrays(head)}
 
-    def f(h, w):
-        return head(h)
 
-    assert minishare.gradcheck(f, h, head.weight)
+@test_head_values_with_every_parameter_random.judge
+def _(out, ref):
+    expected = head_numpy(out["h"], out["D"], out["d"], out["g"], out["W"], out["c"])
+    np.testing.assert_allclose(out["logits"], expected, rtol=1e-9, atol=1e-10)
 
 
-@pytest.mark.ex07_task2
-def test_after_tie_a_training_step_keeps_one_table():
+@case("ex07_task1")
+def test_head_gradients_against_finite_differences(tying):
+    """d(Σ v · logits) with respect to h, the gain and the shared table, against central
+    differences of the NumPy head."""
+    rng = np.random.default_rng(10)
+    head = tying.TiedHead(Embedding(5, 3).double(), 4).double()
+    for p in (head.dense.weight, head.dense.bias, head.gain, head.bias):
+        p.data = rng.standard_normal(p.shape)
+    h = minishare.tensor(rng.standard_normal((1, 2, 4)), requires_grad=True)
+    v = rng.standard_normal((1, 2, 5))
+    head(h).backward(v)
+    return {"h": h.numpy(), "v": v, "dh": h.grad, "dg": head.gain.grad, "dW": head.weight.grad, **head_arrays(head)}
+
+
+@test_head_gradients_against_finite_differences.judge
+def _(out, ref):
+    arrays = {name: out[name] for name in ("h", "D", "d", "g", "W", "c")}
+
+    def loss(**changed):
+        return float((out["v"] * head_numpy(**{**arrays, **changed})).sum())
+
+    for grad_name, name in (("dh", "h"), ("dg", "g"), ("dW", "W")):
+        numeric = np.zeros_like(arrays[name])
+        for i in np.ndindex(numeric.shape):
+            plus, minus = arrays[name].copy(), arrays[name].copy()
+            plus[i] += 1e-6
+            minus[i] -= 1e-6
+            numeric[i] = (loss(**{name: plus}) - loss(**{name: minus})) / 2e-6
+        assert out[grad_name] is not None, f"{grad_name}: no gradient"
+        np.testing.assert_allclose(out[grad_name], numeric, rtol=1e-6, atol=1e-7, err_msg=grad_name)
+
+
+@case("ex07_task2")
+def test_tie_keeps_the_embedding_and_drops_the_decoder_copy(tying):
+    """The decoder takes the word embedding's Parameter, so the embedding keeps its values (tying
+    the other way round would replace the trained input table by the decoder's)."""
+    minishare.manual_seed(11)
+    model = AlbertForPreTraining(config(tie_word_embeddings=False))
+    table = model.albert.embeddings.word_embeddings.weight
+    before = table.numpy().copy()
+    tying.tie(model)
+    now = model.albert.embeddings.word_embeddings.weight
+    return {"before": before, "after": now.numpy(), "same embedding Parameter": now is table,
+            "decoder is it": model.predictions.decoder.weight is now}
+
+
+@test_tie_keeps_the_embedding_and_drops_the_decoder_copy.judge
+def _(out, ref):
+    assert out["same embedding Parameter"] is True and out["decoder is it"] is True, out
+    np.testing.assert_array_equal(out["after"], out["before"])
+
+
+@case("ex07_task2")
+def test_after_tie_a_training_step_keeps_one_table(tying):
     minishare.manual_seed(5)
     model = AlbertForPreTraining(config(tie_word_embeddings=False))
-    tie(model)
+    tying.tie(model)
     table = model.albert.embeddings.word_embeddings.weight
     before = table.numpy().copy()
     model(np.array([[2, 5, 7, 1]]), labels=np.array([[-100, 5, -100, 1]])).loss.backward()
     optimizer = SGD(model.parameters(), lr=0.1)
-    assert sum(p.size for p in optimizer.param_groups[0]["params"]) == minishare.count_parameters(model)
+    optimized = sum(p.size for p in optimizer.param_groups[0]["params"])
     optimizer.step()
-    assert model.predictions.decoder.weight is table
-    np.testing.assert_allclose(table.numpy(), before - 0.1 * table.grad, rtol=1e-5, atol=1e-7)
+    return {"optimized": optimized, "count": minishare.count_parameters(model),
+            "still tied": model.predictions.decoder.weight is table,
+            "before": before, "after": table.numpy(), "grad": table.grad}
 
 
-@pytest.mark.ex07_task3
-def test_a_copy_is_detected_and_drifts():
+@test_after_tie_a_training_step_keeps_one_table.judge
+def _(out, ref):
+    assert out["optimized"] == out["count"], (out["optimized"], out["count"])
+    assert out["still tied"] is True
+    np.testing.assert_allclose(out["after"], out["before"] - 0.1 * out["grad"], rtol=1e-5, atol=1e-7)
+
+
+@case("ex07_task3")
+def test_a_copy_is_detected_and_drifts(tying):
     minishare.manual_seed(6)
     model = AlbertForPreTraining(config(tie_word_embeddings=False))
     model.predictions.decoder.weight = minishare.nn.Parameter(
         model.albert.embeddings.word_embeddings.weight.data.copy())
-    assert tying_status(model) == "copied"
+    copied = tying.tying_status(model)
     model.predictions.decoder.weight.data = model.predictions.decoder.weight.data + 1.0
-    assert tying_status(model) == "untied"
+    return [copied, tying.tying_status(model)]
+
+
+@test_a_copy_is_detected_and_drifts.judge
+def _(out, ref):
+    assert out == ["copied", "untied"], out
 ### END HIDDEN TESTS

@@ -4,33 +4,43 @@ Lan et al., 2019).
 With a factorized embedding the V × E word table is the part to share: the output head maps the
 hidden state H -> E first, then scores it against every row of the same V × E table.
 
-The library's ``AlbertMLMHead`` (minishare/models/albert.py) is an answer to task 1: please do
-not look at it until you are done.
+This head normalizes with RMSNorm (Zhang & Sennrich, 2019), as T5 and LLaMA normalize, where
+ALBERT's has a LayerNorm: RMSNorm(x) = x / sqrt(mean(x²) + eps) · g over the last axis, with a
+gain g and no bias, nothing subtracted. Build it from Tensor operations (``*``, ``mean``,
+``sqrt``, ``/``); autograd does the backward.
+
+The library's ``AlbertMLMHead`` (minishare/models/albert.py, printed in chapter 7) is a
+LayerNorm head: please do not look at it until you are done.
 """
 from minishare import functional as F
-from minishare.nn import LayerNorm, Linear, Module, Parameter, init
+from minishare.nn import Linear, Module, Parameter, init
 
 
 class TiedHead(Module):
     """Task 1. h (B, T, H) -> logits (B, T, V):
-        logits = LayerNorm_E(gelu(dense(h))) @ Wᵀ + bias
-    with ``dense`` a Linear(H, E), ``LayerNorm`` over E, W the word-embedding table (V × E)
-    *itself* (the Parameter of ``word_embeddings``, not a copy) and ``bias`` a new Parameter of
-    V zeros. Attribute names: dense, LayerNorm, weight, bias."""
+        logits = RMSNorm_E(gelu(dense(h))) @ Wᵀ + bias
+    with ``dense`` a Linear(H, E), ``gelu`` the exact one (``F.gelu``), RMSNorm over the last
+    axis (E) with a Parameter ``gain`` of E ones and ``eps`` = 1e-6 inside the square root, W
+    the word-embedding table (V × E) *itself* (the Parameter of ``word_embeddings``, not a copy)
+    and ``bias`` a new Parameter of V zeros. Attribute names: dense, gain, weight, bias."""
+
+    eps = 1e-6
 
     def __init__(self, word_embeddings, hidden_size):
         super().__init__()
         V, E = word_embeddings.weight.shape
         ### BEGIN SOLUTION task 1
         self.dense = Linear(hidden_size, E)
-        self.LayerNorm = LayerNorm(E)
+        self.gain = init.ones_(Parameter(init.empty(E)))
         self.weight = word_embeddings.weight                   # the same tensor: tied
         self.bias = Parameter(init.empty(V))
         ### END SOLUTION
 
     def forward(self, h):
         ### BEGIN SOLUTION task 1
-        return F.linear(self.LayerNorm(F.gelu(self.dense(h))), self.weight, self.bias)   # (B, T, V)
+        x = F.gelu(self.dense(h))                                               # (B, T, E)
+        x = x / ((x * x).mean(axis=-1, keepdims=True) + self.eps).sqrt() * self.gain   # RMSNorm over E
+        return F.linear(x, self.weight, self.bias)                              # (B, T, V)
         ### END SOLUTION
 
 

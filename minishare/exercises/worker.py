@@ -115,10 +115,13 @@ def _tripwire(dotted, tasks, submission, current, breaches, home=None):
     owner, attribute, target = resolve(dotted)
     if target is None:
         return
-    if isinstance(target, type(sys)):                 # a module: every function and class it defines
-        for key, value in list(vars(target).items()):
-            if getattr(value, "__module__", None) == target.__name__ and callable(value):
-                _tripwire(f"{dotted}.{key}", tasks, submission, current, breaches)
+    if isinstance(target, type(sys)):                 # a module or package: every function and
+        for name, module in list(sys.modules.items()):  # class defined in it or its submodules
+            if module is None or not (name == target.__name__ or name.startswith(target.__name__ + ".")):
+                continue
+            for key, value in list(vars(module).items()):
+                if getattr(value, "__module__", None) == name and callable(value):
+                    _tripwire(f"{name}.{key}", tasks, submission, current, breaches)
         return
     if isinstance(target, type):                      # a class: its methods, inherited ones too
         for key in dir(target):                       # (an op's apply comes from Function)
