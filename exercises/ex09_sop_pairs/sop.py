@@ -12,7 +12,8 @@ list of token ids. Every random draw comes from the ``rng`` passed in (a
 ``numpy.random.Generator``).
 
 The library's ``minishare/data/pretraining.py`` builds SOP pairs too, and had exactly such a leak
-(issue 8); whatever its state when you read this, write your own.
+(issue 8); whatever its state when you read this, write your own: the grader does not let a
+submission use it, nor ``minishare.analysis.cues``.
 """
 
 

@@ -6,8 +6,9 @@ parameter list, built layer by layer, holds it L times: ``[p for layer in layers
 layer.parameters()]``. Stepping each entry would move it L times and give it L sets of state.
 
 The library's ``minishare/optim/optimizer.py`` and ``minishare/nn/utils.py`` hold answers: please
-do not look at them until you are done. Work with the parameters' ``.data`` and ``.grad`` (NumPy
-arrays); replace ``p.data`` with a new array rather than writing into it.
+do not look at them until you are done (the grader does not let a submission use them). Work with
+the parameters' ``.data`` and ``.grad`` (NumPy arrays); replace ``p.data`` with a new array rather
+than writing into it.
 """
 import math
 

@@ -1,28 +1,34 @@
-"""Tests of exercise 12 on a small looped model (one block used at several positions, a tied
-output table): what the file holds (read back with NumPy), identity after loading, outputs, and
-clear refusals."""
-import json
+"""Cases of exercise 12 on a small looped model (one block used at several positions, a tied
+output table): what the file holds (read back with NumPy), identity after loading, outputs, clear
+refusals, and a save that fails halfway.
+
+Each probe calls ``checkpoint_io`` (the student's module) in a new folder below the current one
+(the grader's scratch folder), returns data and removes the folder. The folders' names say
+nothing, and refusals are judged by the exception's type, never by words of its message."""
+import encodings.cp437   # noqa: F401  (zipfile decodes .npz entry names with it: loaded before the
+import json              # grader's audit hook, which refuses loading modules from then on)
+import os
 
 import numpy as np
-import pytest
 
 import minishare
+from minishare.exercises.cases import case, raises
 from minishare.nn import Embedding, Linear, Module, ModuleList
 from minishare.optim import SGD
-from checkpoint_io import aliases, load_shared, retie, save_shared
 
 
 class Looped(Module):
     """Embedding (V × E), N positions served by the blocks ``schedule`` names, a tied output."""
 
-    def __init__(self, schedule, V=11, E=4, seed=0):
+    def __init__(self, schedule, V=11, E=4, seed=0, tied=True):
         super().__init__()
         minishare.manual_seed(seed)
         self.embedding = Embedding(V, E)
         blocks = [Linear(E, E) for _ in range(max(schedule) + 1)]
         self.layers = ModuleList([blocks[s] for s in schedule])
         self.output = Linear(E, V)
-        self.output.weight = self.embedding.weight
+        if tied:
+            self.output.weight = self.embedding.weight
 
     def forward(self, ids):
         x = self.embedding(ids)
@@ -32,80 +38,257 @@ class Looped(Module):
 
 
 IDS = np.array([[1, 5, 7]])
+_runs = [0]
 
 
-@pytest.mark.ex12_task1
-def test_aliases_of_a_looped_model():
-    found = aliases(Looped([0, 1, 0]))
-    assert found == {"layers.2.weight": "layers.0.weight", "layers.2.bias": "layers.0.bias",
-                     "output.weight": "embedding.weight"}
-    assert aliases(Linear(2, 2)) == {}
+def in_new_folder(probe):
+    """``probe(folder)`` in a new empty folder below the current one, removed afterwards."""
+    _runs[0] += 1
+    folder = os.path.join(os.getcwd(), f"run-{os.getpid()}-{_runs[0]}")
+    os.makedirs(folder)
+    try:
+        return probe(folder)
+    finally:
+        for directory, _, files in sorted(os.walk(folder), reverse=True):
+            for name in files:
+                os.remove(os.path.join(directory, name))
+            os.rmdir(directory)
 
 
-@pytest.mark.ex12_task1
-def test_file_holds_each_distinct_tensor_once(tmp_path):
+def read_back(path):
+    """The file as NumPy reads it: {entry: array}, and its name map decoded."""
+    with np.load(path) as archive:                   # (allow_pickle is False by default)
+        entries = dict(archive.items())
+    names = json.loads(bytes(entries.pop("__names__")).decode()) if "__names__" in entries else None
+    return entries, names
+
+
+def looped_file(model, path):
+    """The file of a ``Looped([0, 1, 0])`` in the exercise's format, spelt out by hand (so that
+    loading is graded on a file the grader wrote, whatever ``save_shared`` does)."""
+    tensors = [model.embedding.weight, model.layers[0].weight, model.layers[0].bias,
+               model.layers[1].weight, model.layers[1].bias, model.output.bias]
+    names = {"embedding.weight": 0, "layers.0.weight": 1, "layers.0.bias": 2, "layers.1.weight": 3,
+             "layers.1.bias": 4, "layers.2.weight": 1, "layers.2.bias": 2, "output.weight": 0, "output.bias": 5}
+    text = np.array(list(json.dumps(names).encode("utf-8")), dtype=np.uint8)
+    np.savez(path, __names__=text, **{f"tensor/{k}": t.numpy() for k, t in enumerate(tensors)})
+
+
+@case("ex12_task1")
+def test_aliases_of_a_looped_model(checkpoint_io):
+    return [checkpoint_io.aliases(Looped([0, 1, 0])), checkpoint_io.aliases(Linear(2, 2))]
+
+
+@test_aliases_of_a_looped_model.judge
+def _(out, ref):
+    assert out[0] == {"layers.2.weight": "layers.0.weight", "layers.2.bias": "layers.0.bias",
+                      "output.weight": "embedding.weight"}, out[0]
+    assert out[1] == {}, out[1]
+
+
+@case("ex12_task1")
+def test_file_holds_each_distinct_tensor_once(checkpoint_io):
+    def probe(folder):
+        model = Looped([0, 1, 0, 1])
+        checkpoint_io.save_shared(model, os.path.join(folder, "m.npz"))
+        entries, names = read_back(os.path.join(folder, "m.npz"))
+        values = {name: p.numpy() for name, p in model.named_parameters(remove_duplicate=False)}
+        return {"entries": entries, "names": names, "values": values}
+    return in_new_folder(probe)
+
+
+@test_file_holds_each_distinct_tensor_once.judge
+def _(out, ref):
     model = Looped([0, 1, 0, 1])
-    save_shared(model, tmp_path / "m.npz")
-    with np.load(tmp_path / "m.npz", allow_pickle=False) as npz:
-        params = [k for k in npz.files if k.startswith("param/")]
-        stored_aliases = json.loads(npz["__aliases__"].tobytes().decode())
-    assert len(params) == len(list(model.parameters())) == 1 + 2 * 2 + 1    # table, 2 blocks, output bias
-    assert stored_aliases["layers.3.weight"] == "layers.1.weight"
+    firsts = [name for name, _ in model.named_parameters()]      # table, 2 blocks' weight and bias, output bias
+    every = [name for name, _ in model.named_parameters(remove_duplicate=False)]
+    assert sorted(out["entries"]) == sorted(f"tensor/{k}" for k in range(len(firsts))), sorted(out["entries"])
+    assert out["names"] is not None and sorted(out["names"]) == sorted(every), out["names"]
+    assert [out["names"][name] for name in firsts] == list(range(len(firsts))), out["names"]
+    assert out["names"]["layers.3.weight"] == out["names"]["layers.1.weight"], out["names"]
+    assert out["names"]["output.weight"] == out["names"]["embedding.weight"], out["names"]
+    for name in every:
+        np.testing.assert_array_equal(out["entries"][f"tensor/{out['names'][name]}"], out["values"][name],
+                                      err_msg=name)
 
 
-@pytest.mark.ex12_task2
-def test_round_trip_keeps_values_and_sharing(tmp_path):
-    trained = Looped([0, 1, 0], seed=1)
-    save_shared(trained, tmp_path / "m.npz")
-    fresh = Looped([0, 1, 0], seed=2)
-    assert not np.allclose(fresh(IDS).numpy(), trained(IDS).numpy())
-    load_shared(fresh, tmp_path / "m.npz")
-    np.testing.assert_allclose(fresh(IDS).numpy(), trained(IDS).numpy())
-    assert fresh.layers[0].weight is fresh.layers[2].weight and fresh.output.weight is fresh.embedding.weight
+@case("ex12_task2")
+def test_round_trip_keeps_values_and_sharing(checkpoint_io):
+    def probe(folder):
+        trained = Looped([0, 1, 0], seed=1)
+        looped_file(trained, os.path.join(folder, "m.npz"))
+        fresh = Looped([0, 1, 0], seed=2)
+        before = fresh(IDS).numpy()
+        checkpoint_io.load_shared(fresh, os.path.join(folder, "m.npz"))
+        return {"trained": trained(IDS).numpy(), "before": before, "after": fresh(IDS).numpy(),
+                "shared": [fresh.layers[0].weight is fresh.layers[2].weight,
+                           fresh.output.weight is fresh.embedding.weight]}
+    return in_new_folder(probe)
 
 
-@pytest.mark.ex12_task3
-def test_retie_restores_sharing_lost_to_copies():
-    shared, copies = Looped([0, 1, 0]), Looped([0, 1, 2])
-    copies.output.weight = Looped([0]).output.weight                    # untied as well
-    saved = retie(copies, aliases(shared))
-    assert saved == 4 * 4 + 4 + 11 * 4
-    assert copies.layers[2].weight is copies.layers[0].weight
-    assert minishare.count_parameters(copies) == minishare.count_parameters(shared)
+@test_round_trip_keeps_values_and_sharing.judge
+def _(out, ref):
+    assert not np.allclose(out["before"], out["trained"])
+    np.testing.assert_allclose(out["after"], out["trained"], rtol=1e-6)
+    assert out["shared"] == [True, True], "loading broke the sharing"
+
+
+LOOPED_ALIASES = {"layers.2.weight": "layers.0.weight", "layers.2.bias": "layers.0.bias",
+                  "output.weight": "embedding.weight"}          # of Looped([0, 1, 0]), by hand
+
+
+@case("ex12_task3")
+def test_retie_restores_sharing_lost_to_copies(checkpoint_io):
+    shared, copies = Looped([0, 1, 0]), Looped([0, 1, 2], tied=False)     # copies, untied as well
+    saved = checkpoint_io.retie(copies, LOOPED_ALIASES)
+    return {"saved": saved, "tied": copies.layers[2].weight is copies.layers[0].weight,
+            "counts": [minishare.count_parameters(copies), minishare.count_parameters(shared)]}
+
+
+@test_retie_restores_sharing_lost_to_copies.judge
+def _(out, ref):
+    assert out["saved"] == 4 * 4 + 4 + 11 * 4, out["saved"]
+    assert out["tied"], "layers.2.weight must be layers.0.weight itself"
+    assert out["counts"][0] == out["counts"][1], out["counts"]
 
 
 ### BEGIN HIDDEN TESTS
-@pytest.mark.ex12_task1
-def test_saving_is_atomic_and_leaves_no_temporary(tmp_path):
-    save_shared(Looped([0, 0]), tmp_path / "m.npz")
-    save_shared(Looped([0, 0], seed=3), tmp_path / "m.npz")
-    assert [p.name for p in tmp_path.iterdir()] == ["m.npz"]
+def write_file(model, path):
+    """Any model's file in the exercise's format, written by the grader."""
+    k_of, names = {}, {}
+    for name, p in model.named_parameters(remove_duplicate=False):
+        names[name] = k_of.setdefault(id(p), len(k_of))
+    tensors = {f"tensor/{k}": p.numpy() for k, p in enumerate(model.parameters())}
+    np.savez(path, __names__=np.array(list(json.dumps(names).encode("utf-8")), dtype=np.uint8), **tensors)
 
 
-@pytest.mark.ex12_task2
-def test_a_step_after_loading_moves_every_use(tmp_path):
-    save_shared(Looped([0, 1, 0], seed=4), tmp_path / "m.npz")
-    model = load_shared(Looped([0, 1, 0], seed=5), tmp_path / "m.npz")
-    model(IDS).sum().backward()
-    SGD(model.parameters(), lr=0.5).step()
-    assert model.layers[0].weight is model.layers[2].weight
+@case("ex12_task1")
+def test_saving_is_atomic_and_leaves_no_temporary(checkpoint_io):
+    def probe(folder):
+        checkpoint_io.save_shared(Looped([0, 0]), os.path.join(folder, "m.npz"))
+        checkpoint_io.save_shared(Looped([0, 0], seed=3), os.path.join(folder, "m.npz"))
+        entries, _ = read_back(os.path.join(folder, "m.npz"))
+        return {"files": sorted(os.listdir(folder)), "table": entries.get("tensor/0"),
+                "expected": Looped([0, 0], seed=3).embedding.weight.numpy()}
+    return in_new_folder(probe)
 
 
-@pytest.mark.ex12_task2
-def test_loading_into_other_sharing_is_refused(tmp_path):
-    save_shared(Looped([0, 1, 0]), tmp_path / "m.npz")
-    with pytest.raises(ValueError, match="shar"):
-        load_shared(Looped([0, 1, 2]), tmp_path / "m.npz")
-    save_shared(Looped([0, 1, 0], E=4), tmp_path / "e.npz")
-    with pytest.raises(ValueError, match="shape"):
-        load_shared(Looped([0, 1, 0], E=5), tmp_path / "e.npz")
+@test_saving_is_atomic_and_leaves_no_temporary.judge
+def _(out, ref):
+    assert out["files"] == ["m.npz"], out["files"]
+    np.testing.assert_array_equal(out["table"], out["expected"])       # the second save replaced the first
 
 
-@pytest.mark.ex12_task3
-def test_retie_then_values_follow_the_first_name():
-    shared, copies = Looped([0, 1, 0], seed=6), Looped([0, 1, 2], seed=7)
-    retie(copies, aliases(shared))
+class Unserializable:
+    """An object NumPy can only store by pickling it, and whose pickling fails."""
+
+    def __reduce__(self):
+        raise RuntimeError("this value cannot be written")
+
+
+@case("ex12_task1")
+def test_a_save_that_fails_halfway_leaves_the_old_file(checkpoint_io):
+    """The last tensor of the second model cannot be written: the save raises after the first
+    tensors were written. The file saved before must survive byte for byte, and nothing else
+    may be left in the folder."""
+    def probe(folder):
+        path = os.path.join(folder, "m.npz")
+        checkpoint_io.save_shared(Looped([0, 1]), path)
+        with open(path, "rb") as f:
+            before = f.read()
+        broken = Looped([0, 1], seed=4)
+        broken.output.bias.data = np.array([Unserializable() for _ in range(11)], dtype=object)
+        failed = raises(Exception, checkpoint_io.save_shared, broken, path)
+        with open(path, "rb") as f:
+            after = f.read()
+        return {"raised": failed, "intact": after == before, "files": sorted(os.listdir(folder))}
+    return in_new_folder(probe)
+
+
+@test_a_save_that_fails_halfway_leaves_the_old_file.judge
+def _(out, ref):
+    assert out["raised"], "the failed save must raise its error, not hide it"
+    assert out["intact"], "a failed save destroyed the file that was there (write atomically)"
+    assert out["files"] == ["m.npz"], f"a failed save left {out['files']} (a partial temporary file?)"
+
+
+@case("ex12_task2")
+def test_a_step_after_loading_moves_every_use(checkpoint_io):
+    def probe(folder):
+        write_file(Looped([0, 1, 0], seed=4), os.path.join(folder, "m.npz"))
+        model = Looped([0, 1, 0], seed=5)
+        objects = [id(p) for _, p in model.named_parameters(remove_duplicate=False)]
+        returned = checkpoint_io.load_shared(model, os.path.join(folder, "m.npz"))
+        kept = objects == [id(p) for _, p in model.named_parameters(remove_duplicate=False)]
+        model(IDS).sum().backward()
+        SGD(model.parameters(), lr=0.5).step()
+        return {"returned the model": returned is model, "same objects": kept,
+                "shared after a step": model.layers[0].weight is model.layers[2].weight,
+                "dtypes": sorted({str(p.dtype) for p in model.parameters()})}
+    return in_new_folder(probe)
+
+
+@test_a_step_after_loading_moves_every_use.judge
+def _(out, ref):
+    assert out["returned the model"] and out["same objects"] and out["shared after a step"], out
+    assert out["dtypes"] == ref["dtypes"], out["dtypes"]
+
+
+@case("ex12_task2")
+def test_a_float64_file_keeps_the_models_dtype(checkpoint_io):
+    def probe(folder):
+        saved = Looped([0, 1, 0], seed=6).double()
+        write_file(saved, os.path.join(folder, "m.npz"))
+        model = checkpoint_io.load_shared(Looped([0, 1, 0], seed=7), os.path.join(folder, "m.npz"))
+        return {"dtypes": sorted({str(p.dtype) for p in model.parameters()}),
+                "table": model.embedding.weight.numpy().astype(np.float64),
+                "saved": saved.embedding.weight.numpy()}
+    return in_new_folder(probe)
+
+
+@test_a_float64_file_keeps_the_models_dtype.judge
+def _(out, ref):
+    assert out["dtypes"] == ref["dtypes"] == ["float32"], out["dtypes"]
+    np.testing.assert_allclose(out["table"], out["saved"], rtol=1e-6)
+
+
+@case("ex12_task2")
+def test_loading_into_other_sharing_is_refused(checkpoint_io):
+    """Refusals judged by the exception's type: ValueError. [0, 1, 0] and [0, 1, 1] have the same
+    names and shapes and differ in sharing only."""
+    def probe(folder):
+        looped = os.path.join(folder, "a.npz")
+        write_file(Looped([0, 1, 0]), looped)
+        write_file(Looped([0, 1, 2]), os.path.join(folder, "b.npz"))
+        write_file(Looped([0, 1, 0], E=4), os.path.join(folder, "c.npz"))
+        return {"other block shared": raises(ValueError, checkpoint_io.load_shared, Looped([0, 1, 1]), looped),
+                "not shared": raises(ValueError, checkpoint_io.load_shared, Looped([0, 1, 2]), looped),
+                "shared, file not": raises(ValueError, checkpoint_io.load_shared, Looped([0, 1, 0]),
+                                           os.path.join(folder, "b.npz")),
+                "untied": raises(ValueError, checkpoint_io.load_shared, Looped([0, 1, 0], tied=False), looped),
+                "shape": raises(ValueError, checkpoint_io.load_shared, Looped([0, 1, 0], E=5),
+                                os.path.join(folder, "c.npz")),
+                "same sharing": raises(ValueError, checkpoint_io.load_shared, Looped([0, 1, 0], seed=8), looped)}
+    return in_new_folder(probe)
+
+
+@test_loading_into_other_sharing_is_refused.judge
+def _(out, ref):
+    assert out == {"other block shared": True, "not shared": True, "shared, file not": True, "untied": True,
+                   "shape": True, "same sharing": False}, out
+
+
+@case("ex12_task3")
+def test_retie_then_values_follow_the_first_name(checkpoint_io):
+    copies = Looped([0, 1, 2], seed=7)
+    checkpoint_io.retie(copies, LOOPED_ALIASES)
     copies.layers[0].bias.data = copies.layers[0].bias.data + 1.0
-    np.testing.assert_allclose(copies.layers[2].bias.numpy(), copies.layers[0].bias.numpy())
-    assert retie(copies, aliases(shared)) == 0
+    return {"first": copies.layers[0].bias.numpy(), "alias": copies.layers[2].bias.numpy(),
+            "again": checkpoint_io.retie(copies, LOOPED_ALIASES)}
+
+
+@test_retie_then_values_follow_the_first_name.judge
+def _(out, ref):
+    np.testing.assert_array_equal(out["alias"], out["first"])
+    assert out["again"] == 0, out["again"]
 ### END HIDDEN TESTS

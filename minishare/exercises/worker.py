@@ -31,7 +31,7 @@ import traceback
 SPAWN = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
          "os.forkpty", "os.kill", "os.killpg", "signal.pthread_kill", "pty.spawn", "os.startfile")
 REFUSED_PREFIXES = ("socket.", "ctypes.", "sys.settrace", "sys.setprofile", "sys.remote_exec",
-                    "code.__new__", "marshal.load", "pickle.find_class", "winreg.")
+                    "code.__new__", "pickle.find_class", "winreg.")
 WRITES = {"os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.symlink",
           "os.link", "os.truncate", "os.utime", "shutil.rmtree", "shutil.move", "shutil.copyfile",
           "os.chflags", "os.lchown", "os.mkfifo", "os.mknod"}
@@ -123,13 +123,17 @@ def _tripwire(dotted, tasks, submission, current, breaches, home=None):
                 if getattr(value, "__module__", None) == name and callable(value):
                     _tripwire(f"{name}.{key}", tasks, submission, current, breaches)
         return
-    if isinstance(target, type):                      # a class: its methods, inherited ones too
-        for key in dir(target):                       # (an op's apply comes from Function)
+    if isinstance(target, type):
+        # A class: its own methods, and the class-level entry points it inherits (an op's
+        # ``apply`` comes from Function); not the instance methods of a base class, which a
+        # model that a probe hands to the submission uses legitimately (``parameters()``).
+        for key in dir(target):
             home = next((k for k in target.__mro__ if key in vars(k)), None)
             value = vars(home)[key] if home is not None else None
             if home is None or not home.__module__.startswith("minishare") or key in ("__new__", "__init_subclass__"):
                 continue
-            if (callable(value) and not isinstance(value, type)) or isinstance(value, (staticmethod, classmethod)):
+            own = home is target and callable(value) and not isinstance(value, type)
+            if own or isinstance(value, (staticmethod, classmethod)):
                 _tripwire(f"{dotted}.{key}", tasks, submission, current, breaches, home)
         return
     raw = vars(home or owner).get(attribute, target) if isinstance(owner, type) else target
@@ -140,14 +144,18 @@ def _tripwire(dotted, tasks, submission, current, breaches, home=None):
     @functools.wraps(function)
     def guarded(*args, **kwargs):
         caller = sys._getframe(1).f_code.co_filename
-        if os.path.realpath(caller).startswith(submission + os.sep) and (
-                not tasks or current["task"] in tasks):
+        if _in_folder(caller, submission) and (not tasks or current["task"] in tasks):
             breaches.append(f"{dotted} called ({os.path.basename(caller)})")
             raise ForbiddenUse(f"{dotted} may not be used in this exercise")
         return function(*args, **kwargs)
 
     wrapped = type(raw)(guarded) if isinstance(raw, (staticmethod, classmethod)) else guarded
     setattr(owner, attribute, wrapped)
+
+
+@functools.lru_cache(maxsize=None)
+def _in_folder(filename, folder):
+    return os.path.realpath(filename).startswith(folder + os.sep)
 
 
 def resolve(dotted):
@@ -175,7 +183,9 @@ class _Roots:
     def __init__(self, spec):
         real = os.path.realpath
         self.submission = real(spec["submission"])
-        self.stdlib = [real(sysconfig.get_paths()[k]) for k in ("stdlib", "platstdlib")]
+        paths = sysconfig.get_paths()
+        self.stdlib = [real(paths[k]) for k in ("stdlib", "platstdlib")]
+        self.site = [real(paths[k]) for k in ("purelib", "platlib")]     # NumPy's own code is not stdlib
         self.write = [real(spec["scratch"])]
         self.code = [real(spec["submission"]), real(spec["library"])] + \
             [real(p) for p in sys.path if _is_interpreter_path(p)]
@@ -212,6 +222,9 @@ class _Roots:
 
 
 def _audit(event, args, roots, forbidden, breaches):
+    if event.startswith("marshal.load") and not sys._getframe(1).f_code.co_filename.startswith("<frozen importlib"):
+        breaches.append(f"{event} refused")           # (the import system reads .pyc files with it)
+        raise PermissionError(f"the grader does not let a submission use {event}")
     if event in SPAWN or event.startswith(REFUSED_PREFIXES):
         breaches.append(f"{event} refused")
         raise PermissionError(f"the grader does not let a submission use {event}")
@@ -231,7 +244,7 @@ def _audit(event, args, roots, forbidden, breaches):
                 roots.check_write(os.fsdecode(path))
     elif event in READS and args and isinstance(args[0], (str, bytes, os.PathLike)):
         roots.check_read(os.fsdecode(args[0]))
-    elif event in ("compile", "exec") and _asked_by(roots.submission, roots.stdlib):
+    elif event in ("compile", "exec") and _asked_by(roots.submission, roots.stdlib, roots.site):
         if event == "compile":
             roots.check_code(args[1], args[0] if isinstance(args[0], (str, bytes)) else b"<not source>")
         else:
@@ -243,13 +256,14 @@ def _audit(event, args, roots, forbidden, breaches):
             raise ImportError(f"{name} may not be imported in this exercise")
 
 
-def _asked_by(folder, stdlib):
+def _asked_by(folder, stdlib, site):
     """Whether the nearest caller outside the standard library is a file of ``folder``: the
     submission compiling or running code, itself or through ``timeit`` and the like, and not the
     library (``dataclasses`` compiles the methods of the library's configs)."""
     frame = sys._getframe(2)
-    while frame is not None and (frame.f_code.co_filename.startswith("<")
-                                 or _Roots._under(os.path.realpath(frame.f_code.co_filename), stdlib)):
+    while frame is not None and (frame.f_code.co_filename.startswith("<") or (
+            _Roots._under(os.path.realpath(frame.f_code.co_filename), stdlib)
+            and not _Roots._under(os.path.realpath(frame.f_code.co_filename), site))):
         frame = frame.f_back
     return frame is None or os.path.realpath(frame.f_code.co_filename).startswith(folder + os.sep)
 
