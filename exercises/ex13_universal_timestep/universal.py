@@ -2,9 +2,14 @@
 applied at every depth step t, with a coordinate embedding added before each step, and Adaptive
 Computation Time (Graves, 2016) deciding how many steps a position takes.
 
-The library holds answers: ``minishare/nn/transformer.py`` (``timestep_signal``, ``Stack``) for
-tasks 1 and 2, and ``minishare/nn/act.py`` (a batched ACT module) for task 3. Please do not look
-at them until you are done.
+Task 1 asks for the coordinate embedding in the layout of the authors' released code
+(Tensor2Tensor's ``get_timing_signal_1d``, used by its Universal Transformer for the position and
+for the step): sines in the first half of the channels, cosines in the second. The library and
+the book (chapter 6) use the paper's interleaved layout, a different function.
+
+The library holds answers: ``minishare/nn/transformer.py`` (``Stack`` with ``timestep=True``) for
+task 2, and ``minishare/nn/act.py`` (a batched ACT module) for task 3. Please do not look at them
+until you are done; the grader does not let a submission use them.
 """
 
 import numpy as np
@@ -13,17 +18,21 @@ from minishare.nn import FFN, Module, MultiHeadAttention, Residual
 
 
 def timestep_signal(t, T, H):
-    """Task 1. The coordinate embedding added before step t, a NumPy array (T, H), H even:
-        P[p, 2j]   = sin(p / 10000^(2j/H)) + sin(t / 10000^(2j/H))
-        P[p, 2j+1] = cos(p / 10000^(2j/H)) + cos(t / 10000^(2j/H))
-    (position sinusoids of Vaswani et al. plus the same sinusoids of the step)."""
+    """Task 1. The coordinate embedding added before step t, a NumPy array (T, H), in
+    Tensor2Tensor's layout. With K = H // 2 timescales and the frequencies
+        w_j = 10000^(−j / max(K − 1, 1)),   j = 0 .. K − 1   (from 1 down to 1/10000),
+    row p (the position, 0-based) is
+        P[p, j]     = sin(p · w_j) + sin(t · w_j)         the first K channels
+        P[p, K + j] = cos(p · w_j) + cos(t · w_j)         the next K channels
+    and, when H is odd, a last channel of zeros. t is the step, 0-based."""
     ### BEGIN SOLUTION task 1
-    freq = 1.0 / 10000.0 ** (np.arange(0, H, 2) / H)              # (H/2,)
-    angles = np.arange(T)[:, None] * freq                          # (T, H/2)
+    K = H // 2
+    freq = 10000.0 ** (-np.arange(K) / max(K - 1, 1))            # (K,)
+    angles = np.arange(T)[:, None] * freq                          # (T, K)
     signal = np.zeros((T, H))
-    signal[:, 0::2] = np.sin(angles) + np.sin(t * freq)
-    signal[:, 1::2] = np.cos(angles) + np.cos(t * freq)
-    return signal
+    signal[:, :K] = np.sin(angles) + np.sin(t * freq)
+    signal[:, K:2 * K] = np.cos(angles) + np.cos(t * freq)
+    return signal                                                  # an odd H keeps its last zeros
     ### END SOLUTION
 
 
@@ -59,7 +68,7 @@ def act_halting(halting_probabilities, epsilon=0.01):
     last step given). Returns (N, R, weights):
         R = 1 − (h_1 + ... + h_{N−1})   the remainder,
         weights = [h_1, ..., h_{N−1}, R]  how the N states are mixed (they sum to 1),
-    and the ponder cost is N + R."""
+    and the ponder cost is N + R. An empty list is a ValueError."""
     ### BEGIN SOLUTION task 3
     total = 0.0
     for n, h in enumerate(halting_probabilities, start=1):

@@ -9,13 +9,23 @@ figure if you like), and argue for your choice in ``DEFENSE.md``.
 
     python budget_plan.py          # runs measure() on your designs and writes curve.json
 
-``curve.json`` layout (the tests read it):
-    {"budget": BUDGET, "task": "reverse", "steps": S,
+``curve.json`` layout (the grader reads it):
+    {"budget": BUDGET, "task": "reverse", "steps": S, "batch_size": B,
+     "train": dataclasses.asdict(TrainConfig(...)),        # the settings every run trained with
      "designs": [{"name": str, "config": config.to_dict(), "parameters": int,
                   "runs": [{"seed": int, "step": [ints], "loss": [floats],
                             "eval_loss": float, "eval_token_accuracy": float}, ...]}, ...]}
 The first design is your choice, ``design(BUDGET)``; the others are the alternatives you compare
-it with.
+it with, ``alternatives(BUDGET)``.
+
+Each run follows one protocol, so that seed s means the same thing for every design (the same
+initialization stream, the same batches in the same order, the same held-out examples) and the
+runs of two designs pair up by seed:
+    minishare.manual_seed(s)
+    trainer = Trainer(EncoderDecoderModel(config), Seq2SeqTask("reverse", batch_size=B, seed=s), train)
+    history = trainer.train()
+The grader re-trains some of your runs this way, with the library, from the settings in
+``curve.json``, and compares its losses with the ones you wrote.
 """
 import json
 import os
@@ -50,20 +60,23 @@ def alternatives(budget):
 
 def measure(designs, seeds=(0, 1), steps=80, batch_size=16, lr=3e-3):
     """Task 2. Train every design of ``designs`` ({name: config}, yours first) once per seed on the
-    reverse task and return the curve.json dict (layout in the module docstring)."""
+    reverse task, by the protocol of the module docstring, and return the curve.json dict (its
+    layout is there too), the training settings included."""
     ### BEGIN SOLUTION task 2
+    import dataclasses
     import minishare
     from minishare.models import EncoderDecoderModel
     from minishare.tasks import Seq2SeqTask
     from minishare.train import TrainConfig, Trainer
-    result = {"budget": BUDGET, "task": "reverse", "steps": steps, "designs": []}
+    settings = TrainConfig(steps=steps, lr=lr, warmup_steps=steps // 10, eval_every=steps, progress=False)
+    result = {"budget": BUDGET, "task": "reverse", "steps": steps, "batch_size": batch_size,
+              "train": dataclasses.asdict(settings), "designs": []}
     for name, config in designs.items():
         runs = []
         for seed in seeds:
-            minishare.manual_seed(seed)
+            minishare.manual_seed(seed)            # the same seed, the same init stream and batches
             trainer = Trainer(EncoderDecoderModel(config), Seq2SeqTask("reverse", batch_size=batch_size, seed=seed),
-                              TrainConfig(steps=steps, lr=lr, warmup_steps=steps // 10, eval_every=steps,
-                                          progress=False))
+                              settings)
             history = trainer.train()
             runs.append({"seed": seed, "step": [row["step"] for row in history],
                          "loss": [row["loss"] for row in history],

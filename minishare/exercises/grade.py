@@ -22,11 +22,13 @@ import importlib.util
 import json
 import os
 import tempfile
+import threading
 
 from minishare.exercises import catalog, cases, regions, release, sandbox, scan
 from minishare.files import atomic_write
 
 MAX_FILE = 5 * 2 ** 20            # bytes of one submitted file
+_JUDGING = threading.Lock()       # exercises are graded side by side; judges one at a time
 
 
 @dataclasses.dataclass
@@ -207,7 +209,8 @@ def judge(graded, record, ref, breaches):
     if ref is None or "error" in ref:
         return False, head + "the grader has no reference for this case (tell your teacher)"
     try:
-        graded.judge(cases.decode(record["data"]), cases.decode(ref["data"]))
+        with _JUDGING:            # judges may call the library, whose switches are global
+            graded.judge(cases.decode(record["data"]), cases.decode(ref["data"]))
     except AssertionError as err:
         return False, head + f"wrong: {err}"
     except Exception as err:                 # noqa: BLE001  (the data is the submission's: anything)
