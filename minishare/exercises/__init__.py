@@ -3,8 +3,7 @@ makes the student copy, checks that the assignment set is sound, and grades subm
 their code cannot reach the score.
 
     python -m minishare.exercises release --out DIR [--only exNN]   # the student copy
-    python -m minishare.exercises check                             # solutions full, release zero,
-                                                                    # every mutant caught, no leak
+    python -m minishare.exercises check                             # is the set sound?
     python -m minishare.exercises grade SUBMISSION [--json results.json]
     python -m minishare.exercises batch SUBMISSIONS --out DIR       # scores.csv
     python -m minishare.exercises gradescope --out autograder.zip
