@@ -35,6 +35,7 @@ import time
 
 from minishare import backend, optim
 from minishare.analysis.params import count_parameters
+from minishare.checks import is_int
 from minishare.tensor import no_grad
 
 
@@ -170,7 +171,7 @@ def step_time(model, loss_fn, optimizer, repeats=5, warmup=1):
     Returns ``{"train": seconds, "inference": seconds}``.
     """
     for name, value, low in (("repeats", repeats, 1), ("warmup", warmup, 0)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        if not is_int(value) or value < low:
             raise ValueError(f"step_time: {name} must be an int >= {low}, got {value!r}")
 
     def train_step():
@@ -205,7 +206,7 @@ def interleaved_step_times(setups, repeats=5, warmup=1, inference=False):
     if not setups:
         raise ValueError("interleaved_step_times needs at least one (model, loss_fn, optimizer)")
     for name, value, low in (("repeats", repeats, 1), ("warmup", warmup, 0)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        if not is_int(value) or value < low:
             raise ValueError(f"interleaved_step_times: {name} must be an int >= {low}, got {value!r}")
     times = {name: {"wall": [], "cpu": []} for name in setups}
     with contextlib.ExitStack() as stack:
