@@ -77,6 +77,8 @@ def test_the_chapters_have_listings():
 @pytest.mark.parametrize("chapter, what, path, options", LISTINGS,
                          ids=[f"{c}:{w}" for c, w, _, _ in LISTINGS])
 def test_a_listing_fits_on_a_screen(chapter, what, path, options):
+    commented = [key for key, value in options.items() if value.startswith("#")]
+    assert not commented, f"{chapter}: MyST reads the value of {commented} as a comment"
     if path.suffix != ".py":
         return   # prose (the README in the preface), not code
     n = len(selected(path, options))
