@@ -7,6 +7,7 @@ each other more than they work, and one thread per process is often fastest. Env
 variables (``OPENBLAS_NUM_THREADS``) are read only once, when NumPy loads; threadpoolctl (an
 optional dependency, ``pip install threadpoolctl``) changes the loaded library at any time.
 """
+from minishare.checks import is_int
 
 _controller = None
 
@@ -25,7 +26,7 @@ def _threadpools():
 def set_num_threads(n):
     """Use ``n`` threads in the BLAS (and OpenMP) libraries loaded in this process, from now on
     (``torch.set_num_threads``). Worker processes started later set their own."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+    if not is_int(n) or n < 1:
         raise ValueError(f"set_num_threads: n must be a positive int, got {n!r}")
     _threadpools().limit(limits=n)
 

@@ -7,6 +7,7 @@ import pytest
 
 import minishare
 from minishare import backend, nn
+from minishare.models.initialization import bert_init_
 from conftest import check, const, grad_of, host, leaf, randn
 
 
@@ -146,7 +147,7 @@ def test_shared_linear_gradient_by_hand():
 def test_state_dict_round_trip_through_host():
     a, b = Shared(), Shared()
     minishare.manual_seed(1)
-    nn.init.bert_init_(b)
+    bert_init_(b)
     state = {k: backend.to_numpy(v) for k, v in a.state_dict().items()}     # a host checkpoint
     assert list(state) == ["first.weight", "first.bias", "second.weight", "second.bias", "head.weight"]
     assert b.load_state_dict(state) is b
@@ -259,7 +260,7 @@ def test_bert_init():
     net = Net()
     net.norm.weight.data = net.norm.weight.data * 3        # spoil the LayerNorm to see it reset
     minishare.manual_seed(0)
-    assert nn.init.bert_init_(net, std=0.02) is net
+    assert bert_init_(net, std=0.02) is net
     for weight in (net.emb.weight, net.lin.weight):
         values = host(weight)
         assert values.min() >= -0.04 and values.max() <= 0.04

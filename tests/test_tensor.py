@@ -1,5 +1,6 @@
-"""The autograd engine (minishare/tensor.py): accumulation, repeated backward, no_grad, detach,
-errors, deep graphs and the dtype rules. Expected gradients are worked out by hand in NumPy."""
+"""The autograd engine (minishare/tensor.py, minishare/autograd.py): accumulation, repeated
+backward, no_grad, detach, errors, deep graphs and the dtype rules. Expected gradients are worked
+out by hand in NumPy."""
 import importlib
 import sys
 
@@ -11,7 +12,7 @@ import minishare.functional as F
 from minishare import backend
 from conftest import check, const, grad_of, host, leaf, randn
 
-tensor_module = importlib.import_module("minishare.tensor")   # not minishare.tensor: that is the function
+autograd = importlib.import_module("minishare.autograd")   # the walk and accumulate
 
 
 # --- gradient accumulation --------------------------------------------------------------------------
@@ -38,16 +39,16 @@ def test_uses_of_a_tensor_accumulate():
 
 def test_accumulation_check_fails_when_accumulation_is_assignment(monkeypatch):
     """The check above can fail: with assignment instead of addition, only one use survives."""
-    monkeypatch.setattr(tensor_module, "accumulate", lambda total, grad: grad)
+    monkeypatch.setattr(autograd, "accumulate", lambda total, grad: grad)
     with pytest.raises(AssertionError):
         check_accumulation()
 
 
 def test_accumulate_adds_and_copies():
     g = backend.asarray(np.array([1.0, 2.0]))
-    first = tensor_module.accumulate(None, g)
+    first = autograd.accumulate(None, g)
     assert first is not g                               # a copy: later in-place adds stay private
-    np.testing.assert_array_equal(host(tensor_module.accumulate(first, g)), [2.0, 4.0])
+    np.testing.assert_array_equal(host(autograd.accumulate(first, g)), [2.0, 4.0])
 
 
 def test_shared_embedding_rows_and_tensor_reuse_accumulate():

@@ -505,3 +505,21 @@ def test_decoder_stack_with_timestep_signal_gradcheck(norm):
     params = [stack.attention_sets[0].sublayer.value.bias, stack.ffn_sets[0].LayerNorm.weight]
     minishare.gradcheck(lambda *_: stack(x, decoder_inputs(memory)), x, memory, *params,
                         names=["x", "memory", "attention value.bias", "ffn LayerNorm.weight"])
+
+
+# ================================================= inputs: a component left out has none
+def test_a_component_without_inputs_gets_none():
+    """An encoder given no masks is the encoder with every position visible: leaving out a
+    component's inputs (or all of them) means "no extra arguments", not a KeyError."""
+    stack = make_encoder("cycle-rev", 4, 2)
+    x = leaf(randn(B, T, H, seed=11), False)
+    everything = minishare.tensor(np.ones((B, T)))
+    expected = host(stack(x, {"attention": {"mask": padding_mask(everything)}, "ffn": {}}))
+    np.testing.assert_allclose(host(stack(x)), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(host(stack(x, {"attention": {}})), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_inputs_for_a_component_the_stack_lacks_are_refused():
+    stack = make_encoder("all-shared", 2)
+    with pytest.raises(ValueError, match="inputs for 'cross_attention'.*attention, ffn"):
+        stack(leaf(randn(B, T, H), False), {"cross_attention": {"mask": None}})

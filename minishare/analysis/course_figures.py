@@ -2,7 +2,7 @@
 error against the step ε, an attention map, a bar chart of one quantity over a few
 configurations. Same conventions as ``minishare.analysis.plots``: a pyplot-free Figure with a
 title, labelled axes (units in the labels) and a legend where there is more than one series."""
-from minishare.analysis.plots import _figure
+from minishare.analysis.plots import new_figure
 
 
 def plot_finite_difference(eps, errors, title="Central differences: error against the step ε"):
@@ -11,7 +11,7 @@ def plot_finite_difference(eps, errors, title="Central differences: error agains
     too small: round-off (about machine epsilon / ε)."""
     if not errors:
         raise ValueError("plot_finite_difference needs at least one series of errors")
-    fig, axes = _figure()
+    fig, axes = new_figure()
     ax = axes[0][0]
     for (label, values), marker in zip(errors.items(), "osd^v"):
         ax.loglog(eps, values, marker=marker, label=label)
@@ -26,7 +26,7 @@ def plot_attention(probs, labels=None, title="Attention probabilities"):
     """Heatmaps of attention probabilities, one panel per head. ``probs`` (heads, Tq, Tk), host
     values in [0, 1] (each row sums to 1); ``labels``: token strings of the positions."""
     heads, Tq, Tk = probs.shape
-    fig, axes = _figure(ncols=heads, width=3.6, height=3.4)
+    fig, axes = new_figure(ncols=heads, width=3.6, height=3.4)
     for h, ax in enumerate(axes[0]):
         image = ax.imshow(probs[h], vmin=0, vmax=1, cmap="Blues")
         ax.set_title(f"head {h}")
@@ -49,7 +49,7 @@ def plot_bars(values, ylabel, title, xlabel="configuration"):
     if not values:
         raise ValueError("plot_bars needs at least one series")
     configs = list(dict.fromkeys(c for series in values.values() for c in series))
-    fig, axes = _figure(width=max(6.4, 1.2 * len(configs) + 2))
+    fig, axes = new_figure(width=max(6.4, 1.2 * len(configs) + 2))
     ax, width = axes[0][0], 0.8 / len(values)
     for k, ((name, series), hatch) in enumerate(zip(values.items(), ("", "//", "..", "xx", "\\\\"))):
         xs = [i + (k - (len(values) - 1) / 2) * width for i, c in enumerate(configs) if c in series]

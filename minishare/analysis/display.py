@@ -18,8 +18,8 @@ def plan_svg(plan):
     """The plan drawn as Takase & Kiyono draw theirs (Figure 1): for each component a column of N
     boxes, the first layer at the bottom, each box labelled and coloured by the parameter set it
     uses. Components that agree are drawn once ("every component")."""
-    from minishare.sharing import COMPONENTS, _label
-    shown = plan._shown()
+    from minishare.sharing import COMPONENTS, label
+    shown = plan.shown_components()
     N = plan.n_layers
     width = _LEFT + len(shown) * (_BOX_W + 12) + 8
     height = _TOP + N * (_BOX_H + _GAP) + 18
@@ -38,9 +38,9 @@ def plan_svg(plan):
             y = _TOP + (N - 1 - position) * (_BOX_H + _GAP)       # position 0 at the bottom
             color = SET_COLORS[index % len(SET_COLORS)]
             out.append(f'<rect x="{x}" y="{y}" width="{_BOX_W}" height="{_BOX_H}" rx="3" '
-                       f'fill="{color}"><title>position {position}: set {_label(index)}</title></rect>')
+                       f'fill="{color}"><title>position {position}: set {label(index)}</title></rect>')
             out.append(f'<text x="{x + _BOX_W / 2}" y="{y + 14}" text-anchor="middle" '
-                       f'fill="white" font-weight="bold">{_label(index)}</text>')
+                       f'fill="white" font-weight="bold">{label(index)}</text>')
         out.append(f'<text x="{x + _BOX_W / 2}" y="{_TOP - 6}" text-anchor="middle">'
                    f"{escape(component or 'every component')}</text>")
     for position in range(N):

@@ -27,6 +27,7 @@ Per token, for an ALBERT/BERT encoder with N positions, E, H, FFN width I, V and
     MLM head                 H·E + E·V        (dense H -> E, then scores against V word vectors)
     pooler and classifier    (H² + 2H) / T    (once per sequence, on the first token)
 """
+from minishare.checks import is_int
 from minishare.models import AlbertConfig
 
 FLOPS_PER_MAC = 2
@@ -42,7 +43,7 @@ def macs_per_token(config, seq_len=512, heads=True):
     does not enter: every position computes."""
     if not isinstance(config, AlbertConfig):
         raise TypeError(f"macs_per_token needs an AlbertConfig, got {type(config).__name__}")
-    if isinstance(seq_len, bool) or not isinstance(seq_len, int) or seq_len < 1:
+    if not is_int(seq_len) or seq_len < 1:
         raise ValueError(f"macs_per_token: seq_len must be a positive int, got {seq_len!r}")
     V, E, H, I = config.vocab_size, config.embedding_size, config.hidden_size, config.intermediate_size
     N, T = config.num_hidden_layers, seq_len

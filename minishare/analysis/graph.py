@@ -8,11 +8,11 @@ that made it (``Mul``, ``Sum``, ...). An arrow runs from an input to the op's ou
 of the forward pass; ``backward()`` sends gradients down the same arrows the other way, to every
 input that requires grad (constants, drawn white, get none). A leaf with
 two outgoing arrows is used twice, and its ``.grad`` is the sum of what arrives along both
-(``minishare.tensor.accumulate``): the rule every kind of parameter sharing rests on.
+(``minishare.autograd.accumulate``): the rule every kind of parameter sharing rests on.
 """
 from html import escape
 
-from minishare.tensor import _topological_order
+from minishare.autograd import topological_order
 
 _W, _H, _DX, _DY = 84, 26, 18, 56
 
@@ -24,7 +24,7 @@ class Graph:
     def __init__(self, root, names=None):
         if not root.requires_grad:
             raise ValueError("Graph needs a tensor that requires grad (nothing was recorded)")
-        computed = _topological_order(root)            # each after its inputs
+        computed = topological_order(root)            # each after its inputs
         seen = {id(t) for t in computed}
         constants = [p for n in computed if n._ctx is not None for p in n._ctx.inputs
                      if id(p) not in seen and not seen.add(id(p))]   # inputs without gradient

@@ -3,7 +3,7 @@
 Training holds four kinds of arrays (all counted in bytes, each distinct array once)::
 
     parameters       the weights: one array per distinct tensor
-    gradients        one .grad per distinct tensor, the sum over all of its uses (``minishare.tensor``)
+    gradients        one .grad per distinct tensor, the sum over all of its uses (``minishare.autograd``)
     optimizer        what the update rule remembers per distinct tensor: AdamW and LAMB keep two
                      arrays the size of the parameter (Adam's moments "exp_avg", "exp_avg_sq")
     activations      the arrays the graph of one forward pass saves for backward: inputs of
@@ -26,7 +26,7 @@ machine's load reaches all of them alike. Timed one after the other instead, on 
 with other work, two identical computations can differ by more than 10%.
 
 What the graph keeps alive is what it saves: an op records its computed inputs as data-less
-nodes (``minishare.tensor._Node``), so an intermediate result that no op saved is freed as soon as
+nodes (``minishare.autograd``), so an intermediate result that no op saved is freed as soon as
 the forward pass moves on, as in PyTorch; ``activations`` counts what stays.
 """
 import contextlib
@@ -35,6 +35,7 @@ import time
 
 from minishare import backend, optim
 from minishare.analysis.params import count_parameters
+from minishare.checks import is_int
 from minishare.tensor import no_grad
 
 
@@ -170,7 +171,7 @@ def step_time(model, loss_fn, optimizer, repeats=5, warmup=1):
     Returns ``{"train": seconds, "inference": seconds}``.
     """
     for name, value, low in (("repeats", repeats, 1), ("warmup", warmup, 0)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        if not is_int(value) or value < low:
             raise ValueError(f"step_time: {name} must be an int >= {low}, got {value!r}")
 
     def train_step():
@@ -205,7 +206,7 @@ def interleaved_step_times(setups, repeats=5, warmup=1, inference=False):
     if not setups:
         raise ValueError("interleaved_step_times needs at least one (model, loss_fn, optimizer)")
     for name, value, low in (("repeats", repeats, 1), ("warmup", warmup, 0)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        if not is_int(value) or value < low:
             raise ValueError(f"interleaved_step_times: {name} must be an int >= {low}, got {value!r}")
     times = {name: {"wall": [], "cpu": []} for name in setups}
     with contextlib.ExitStack() as stack:
@@ -293,8 +294,9 @@ def depth_sweep(make_model, depths, loss_fn, sharings=("not-shared", "all-shared
 
 def profile_step(model, loss_fn, optimizer, steps=3):
     """Where a training step's time goes, by Python's profiler: CPU seconds per step in the sum
-    rule of reverse mode (``tensor.accumulate``: the gradient of a tensor used k times is the sum
-    of k gradients, k - 1 additions), in ``optimizer.step`` and in all. The profiler slows Python
+    rule of reverse mode (``autograd.accumulate``, which every gradient goes through: the gradient
+    of a tensor used k times is a copy of the first and k - 1 additions), in ``optimizer.step``
+    and in all. The profiler slows Python
     calls, so compare the parts as shares of the total, not with unprofiled times. One untimed
     step comes first; the model and the optimizer are restored afterwards."""
     import cProfile
@@ -317,6 +319,6 @@ def profile_step(model, loss_fn, optimizer, steps=3):
     def cumulative(file_end, function):
         return sum(v[3] for (file, _, name), v in table.items()
                    if name == function and file.replace("\\", "/").endswith(file_end))
-    return {"accumulate": cumulative("minishare/tensor.py", "accumulate") / steps,
+    return {"accumulate": cumulative("minishare/autograd.py", "accumulate") / steps,
             "optimizer": cumulative("minishare/optim/optimizer.py", "step") / steps,
             "total": pstats.Stats(profiler).total_tt / steps}

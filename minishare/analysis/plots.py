@@ -21,7 +21,7 @@ _X_LABELS = {"step": "training step", "wall_clock": "training wall-clock time (s
              "depth": "layer positions N"}
 
 
-def _figure(nrows=1, ncols=1, width=6.4, height=4.4):
+def new_figure(nrows=1, ncols=1, width=6.4, height=4.4):
     """A pyplot-free Figure with a grid of Axes (always 2-D: axes[row][col]); ``width`` and
     ``height`` are inches per panel."""
     try:
@@ -72,7 +72,7 @@ def plot_param_bars(rows, title, log=False):
     rows = list(rows)
     if not rows:
         raise ValueError("plot_param_bars needs at least one row (label, ours, paper)")
-    fig, axes = _figure(width=max(6.4, 0.9 * len(rows) + 2))
+    fig, axes = new_figure(width=max(6.4, 0.9 * len(rows) + 2))
     ax, x, w = axes[0][0], range(len(rows)), 0.4
     ours = [row[1] / 1e6 for row in rows]
     bars = ax.bar([i - w / 2 for i in x], ours, w, label="ours (exact)", color="tab:blue")
@@ -95,7 +95,7 @@ def plot_param_bars(rows, title, log=False):
 def plot_params_vs(xs, series, xlabel, title):
     """Parameters as a function of one setting (the embedding size E, the depth N), one line per
     strategy. ``series``: name -> counts, one per x (e.g. {"not-shared": [...], "all-shared": [...]})."""
-    fig, axes = _figure()
+    fig, axes = new_figure()
     ax = axes[0][0]
     for name, counts in series.items():
         ax.plot(xs, [c / 1e6 for c in counts], marker="o", label=name)
@@ -124,7 +124,7 @@ def plot_layer_transitions(results, title=None):
     is put above the panels."""
     if not results:
         raise ValueError("plot_layer_transitions needs at least one model's results")
-    fig, axes = _figure(ncols=2, width=5.0)
+    fig, axes = new_figure(ncols=2, width=5.0)
     panels = (("l2", "L2 distance", r"mean $\|h_{l+1} - h_l\|_2$"),
               ("cosine_degrees", "Angle (cosine similarity in degrees)",
                r"mean angle between $h_l$ and $h_{l+1}$ (degrees)"))
@@ -157,7 +157,7 @@ def plot_metric_vs(xs, series, xlabel, ylabel, title, log_x=False):
     min–max, and every seed is a small dot."""
     if not series:
         raise ValueError("plot_metric_vs needs at least one series")
-    fig, axes = _figure(width=7.6)
+    fig, axes = new_figure(width=7.6)
     ax = axes[0][0]
     for i, (name, per_x) in enumerate(series.items()):
         if len(per_x) != len(xs):
@@ -238,7 +238,7 @@ def plot_convergence(histories, x="step", y="loss", window=10, eval_y=None, titl
     if not histories:
         raise ValueError("plot_convergence needs at least one history")
     eval_y = eval_y or f"eval_{y}"
-    fig, axes = _figure(width=8.6)
+    fig, axes = new_figure(width=8.6)
     ax = axes[0][0]
     n_seeds, runs = set(), _runs(histories)
     for i, (name, seeds) in enumerate(runs.items()):
@@ -280,7 +280,7 @@ def plot_memory(rows):
     rows = list(rows)
     if not rows:
         raise ValueError("plot_memory needs at least one (label, breakdown) row")
-    fig, axes = _figure(width=max(6.4, 0.8 * len(rows) + 2.5))
+    fig, axes = new_figure(width=max(6.4, 0.8 * len(rows) + 2.5))
     ax, x = axes[0][0], range(len(rows))
     bottom = [0.0] * len(rows)
     for key, label in _MEMORY_PARTS:
@@ -306,7 +306,7 @@ def plot_step_time(depths, series, ylabel="seconds (median)"):
     high), e.g. the min and max over timing rounds, get a band."""
     if not series:
         raise ValueError("plot_step_time needs at least one series")
-    fig, axes = _figure(ncols=2, width=5.2)
+    fig, axes = new_figure(ncols=2, width=5.2)
     panels = (("train", "Training step (forward + backward + update)"),
               ("inference", "Inference (forward, no graph)"))
     for ax, (key, title) in zip(axes[0], panels):
@@ -335,7 +335,7 @@ def plot_plans(plans, ncols=4):
     ncols = min(ncols, len(plans))
     nrows = -(-len(plans) // ncols)
     tallest = max(plan.n_layers for plan in plans.values())
-    fig, axes = _figure(nrows, ncols, width=3.6, height=1.6 + 0.35 * tallest)
+    fig, axes = new_figure(nrows, ncols, width=3.6, height=1.6 + 0.35 * tallest)
     flat = [ax for row in axes for ax in row]
     for ax, (name, plan) in zip(flat, plans.items()):
         plan.draw(ax)
@@ -366,7 +366,7 @@ def plot_param_breakdown(breakdowns, title="Where the parameters go"):
     parts = [(group, part) for group in first for part in first[group]
              if any(b[group][part] for b in breakdowns.values())]
     totals = [sum(n for g in b.values() for n in g.values()) for b in breakdowns.values()]
-    fig, axes = _figure(ncols=2, width=4.2, height=4.8)
+    fig, axes = new_figure(ncols=2, width=4.2, height=4.8)
     for ax, percent in zip(axes[0], (False, True)):
         bottom = [0.0] * len(labels)
         for group in first:
@@ -398,7 +398,7 @@ def plot_flops(presets, check=None, seq_len=512, check_batch=None):
     from matplotlib.ticker import FormatStrFormatter
     if not presets:
         raise ValueError("plot_flops needs at least one preset row")
-    fig, axes = _figure(ncols=2 if check else 1, width=5.6, height=4.6)
+    fig, axes = new_figure(ncols=2 if check else 1, width=5.6, height=4.6)
     ax = axes[0][0]
     markers = "osD^v<>"
     for i, r in enumerate(presets):
@@ -452,7 +452,7 @@ def plot_gradient_norms(panels, row_names, steps, title):
     if not panels:
         raise ValueError("plot_gradient_norms needs at least one panel")
     rows, steps = list(row_names), list(steps)
-    fig, axes = _figure(len(rows), len(steps), width=4.0, height=3.2)
+    fig, axes = new_figure(len(rows), len(steps), width=4.0, height=3.2)
     for r, row in enumerate(rows):
         for c, step in enumerate(steps):
             ax = axes[r][c]
@@ -494,7 +494,7 @@ def plot_ponder_time(strips, curves, max_steps, title):
     if not strips or not curves:
         raise ValueError("plot_ponder_time needs at least one example sequence and one curve")
     width = max(len(tokens) for _, tokens, _ in strips)
-    fig, axes = _figure(nrows=2, width=max(7.0, 0.55 * width + 3), height=0.45 * len(strips) + 2.2)
+    fig, axes = new_figure(nrows=2, width=max(7.0, 0.55 * width + 3), height=0.45 * len(strips) + 2.2)
     ax = axes[0][0]
     grid = numpy.full((len(strips), width), numpy.nan)
     for r, (_, tokens, times) in enumerate(strips):
@@ -543,7 +543,7 @@ def plot_communication(counted, ring, timed=None, title_shape=""):
     variants = list(counted)
     if not variants:
         raise ValueError("plot_communication needs at least one variant")
-    fig, axes = _figure(ncols=2 if timed else 1, width=5.6)
+    fig, axes = new_figure(ncols=2 if timed else 1, width=5.6)
     ax = axes[0][0]
     Ks = sorted(int(K) for K in ring[variants[0]])
     width = 0.8 / len(variants)

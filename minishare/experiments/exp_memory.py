@@ -122,7 +122,7 @@ def report(result, figs):
     p, N = result["profile"], result["profile_depth"]
     lines += ["", f"Where a training step's time goes at N = {N} (Python's profiler, CPU seconds per step; "
                   "the profiler slows Python calls, so read the parts as shares of the total):", "",
-              "| model | total | sum rule (tensor.accumulate) | optimizer.step |", "|---|---|---|---|"]
+              "| model | total | sum rule (autograd.accumulate) | optimizer.step |", "|---|---|---|---|"]
     for name in PAIR[::-1]:
         lines.append(f"| {name} | {p[name]['total']:.3f} | {p[name]['accumulate']:.3f} "
                      f"({100 * p[name]['accumulate'] / p[name]['total']:.1f}%) | {p[name]['optimizer']:.3f} "

@@ -7,9 +7,10 @@ only its length and bookkeeping (``MAY_CHANGE_ON_RESUME``) may differ.
 """
 import json
 import math
-import numbers
 import os
 import tempfile
+
+from minishare.checks import is_int, is_real
 
 RUN_FILES = ("config.json", "tokenizer.json", "checkpoint.npz", "history.csv")
 MAY_CHANGE_ON_RESUME = ("steps", "eval_every", "save_every")
@@ -41,13 +42,13 @@ def check_arguments(arguments):
     """Refuse, by name, a number no run can use (``arguments``: run_training's keywords)."""
     for name in ("vocab_size", "seq_len", "steps", "batch_size", "eval_every", "save_every"):
         value = arguments[name]
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        if not is_int(value) or value < 1:
             raise BadArgument(name, "must be a positive integer", value)
     seed = arguments["seed"]
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+    if not is_int(seed) or seed < 0:
         raise BadArgument("seed", "must be an integer >= 0", seed)
     lr = arguments["lr"]
-    if isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not (math.isfinite(lr) and lr > 0):
+    if not is_real(lr) or not (math.isfinite(lr) and lr > 0):
         raise BadArgument("lr", "must be a positive finite number", lr)
 
 

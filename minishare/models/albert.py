@@ -11,9 +11,10 @@ from minishare import functional as F
 from minishare.models.config import AlbertConfig
 from minishare.models.embeddings import AlbertEmbeddings
 from minishare.models.hub import HubMixin
+from minishare.models.initialization import bert_init_
 from minishare.models.inputs import check_batch, check_ids, check_like, check_positions
 from minishare.models.outputs import ModelOutput
-from minishare.nn import Dropout, LayerNorm, Linear, Module, encoder, init, padding_mask
+from minishare.nn import Dropout, LayerNorm, Linear, Module, encoder, padding_mask
 from minishare.nn.transformer import ACTIVATIONS
 from minishare.tensor import Tensor
 
@@ -35,7 +36,7 @@ class AlbertModel(HubMixin, Module):
                                config.hidden_dropout_prob, config.attention_probs_dropout_prob,
                                config.layer_norm_eps, timestep=config.timestep_signal)
         self.pooler = Linear(config.hidden_size, config.hidden_size)
-        init.bert_init_(self, std=config.initializer_range)
+        bert_init_(self, std=config.initializer_range)
 
     def forward(self, input_ids, attention_mask=None, token_type_ids=None, output_hidden_states=False):
         shape = check_ids(input_ids)                                         # (B, T)
@@ -92,7 +93,7 @@ class AlbertForPreTraining(HubMixin, Module):
         self.predictions = AlbertMLMHead(config, self.albert.embeddings.word_embeddings)
         self.dropout = Dropout(config.hidden_dropout_prob)
         self.sop_classifier = Linear(config.hidden_size, 2)
-        init.bert_init_(self, std=config.initializer_range)   # (re-draws the encoder: simple, once)
+        bert_init_(self, std=config.initializer_range)   # (re-draws the encoder: simple, once)
 
     def forward(self, input_ids, attention_mask=None, token_type_ids=None, labels=None,
                 sentence_order_label=None, output_hidden_states=False, mlm_positions=None):

@@ -186,13 +186,13 @@ def _hf_schedule(N, G, K):
 
 
 def _letters(schedule):
-    from minishare.sharing import _label
+    from minishare.sharing import label as _label
     return " ".join(_label(s) for s in schedule)
 
 
 def _why_not_groups(schedule):
     """The first place a schedule leaves consecutive equal groups."""
-    from minishare.sharing import _label
+    from minishare.sharing import label as _label
     for i in range(1, len(schedule)):
         if schedule[i] != schedule[i - 1] and schedule[i] in schedule[:i]:
             return f"returns to set {_label(schedule[i])} at position {i} after other sets"

@@ -4,9 +4,10 @@ factorized embedding (E < H) the output first maps H -> E, then scores against t
 from minishare import backend, functional as F
 from minishare.models.config import TransformerConfig
 from minishare.models.embeddings import TokenEmbeddings
+from minishare.models.initialization import bert_init_
 from minishare.models.inputs import check_ids, check_like
 from minishare.models.outputs import ModelOutput
-from minishare.nn import Linear, Module, causal_mask, decoder, encoder, init, padding_mask
+from minishare.nn import Linear, Module, causal_mask, decoder, encoder, padding_mask
 from minishare.tensor import Tensor, no_grad
 
 
@@ -77,7 +78,7 @@ class EncoderDecoderModel(Module):
         self.encoder = encoder(config.plan(config.num_hidden_layers), **_stack_args(config))
         self.decoder = decoder(config.plan(config.num_decoder_layers), **_stack_args(config))
         self.lm_head = OutputProjection(config, self.embeddings.word_embeddings)
-        init.bert_init_(self, std=config.initializer_range)
+        bert_init_(self, std=config.initializer_range)
 
     def encode(self, input_ids, attention_mask=None):
         """-> memory (B, S, H), its attention mask, and the encoder's ``Ponder`` (None without ACT)."""
@@ -147,7 +148,7 @@ class DecoderLM(Module):
         self.decoder = decoder(config.plan(config.num_hidden_layers), cross_attention=False,
                                **_stack_args(config))
         self.lm_head = OutputProjection(config, self.embeddings.word_embeddings)
-        init.bert_init_(self, std=config.initializer_range)
+        bert_init_(self, std=config.initializer_range)
 
     def forward(self, input_ids, labels=None):
         """With ACT, ``loss`` = cross-entropy + τ · the mean ponder time over all positions, and the

@@ -71,22 +71,6 @@ def ones_(tensor):
     return _fill(tensor, lambda: numpy.ones(tensor.shape))
 
 
-def bert_init_(module, std=0.02):
-    """BERT's initialization for a whole model: every Linear and Embedding weight from a normal
-    truncated at ±2 std, biases 0, LayerNorm weight 1 and bias 0 (Devlin et al., 2019; ALBERT's
-    reference code does the same)."""
-    from minishare.nn.layers import Embedding, LayerNorm, Linear
-    for m in module.modules():
-        if isinstance(m, (Linear, Embedding)):
-            trunc_normal_(m.weight, std=std, a=-2 * std, b=2 * std)
-        if isinstance(m, Linear) and m.bias is not None:
-            zeros_(m.bias)
-        if isinstance(m, LayerNorm):
-            ones_(m.weight)
-            zeros_(m.bias)
-    return module
-
-
 def linear_default_(weight, bias):
     """PyTorch's default for Linear: U(-1/√in, 1/√in) for weight and bias."""
     bound = 1 / math.sqrt(weight.shape[1])

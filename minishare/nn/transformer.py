@@ -75,8 +75,10 @@ def timestep_signal(t, T, H, dtype):
 class Stack(Module):
     """N positions served by the distinct component sets the plan asks for.
 
-    ``components`` lists (name, make) pairs in the order a layer runs them; ``make()`` builds one
-    parameter set of that component. Position i runs ``sets[name][plan.index(name, i)]``.
+    ``attention``, ``cross_attention`` (decoders only) and ``ffn`` build one parameter set of
+    their component each time they are called; the stack calls each as often as the plan has sets
+    of that component and keeps the sets in ``attention_sets``, ``cross_attention_sets`` and
+    ``ffn_sets``. Position i runs ``sets[plan.index(component, i)]`` of each component in turn.
 
     ``timestep``: add the Universal Transformer's coordinate embedding before every position
     (``timestep_signal``). ``act``: Adaptive Computation Time (``minishare.nn.act``) with
@@ -85,31 +87,42 @@ class Stack(Module):
     still decides which parameters serve step i (with ``"universal"``, one layer for every step).
     """
 
-    def __init__(self, plan, components, hidden_size, norm_position, dropout, eps, timestep=False,
-                 act=False, act_epsilon=0.01):
+    def __init__(self, plan, attention, ffn, cross_attention=None, *, hidden_size, norm_position,
+                 dropout, eps, timestep=False, act=False, act_epsilon=0.01):
         super().__init__()
-        self.plan, self.order, self.timestep = plan, [name for name, _ in components], timestep
-        for name, make in components:
-            residuals = [Residual(make(), hidden_size, norm_position, dropout, eps)
-                         for _ in range(plan.n_sets(name))]
-            setattr(self, f"{name}_sets", ModuleList(residuals))
+
+        def sets(component, make):   # the plan's distinct sets, each in its residual connection
+            return ModuleList(Residual(make(), hidden_size, norm_position, dropout, eps)
+                              for _ in range(plan.n_sets(component)))
+
+        self.plan, self.timestep = plan, timestep
+        self.attention_sets = sets("attention", attention)
+        self.cross_attention_sets = None if cross_attention is None else sets("cross_attention", cross_attention)
+        self.ffn_sets = sets("ffn", ffn)
         self.act = AdaptiveComputationTime(hidden_size, act_epsilon) if act else None
         self.final_norm = LayerNorm(hidden_size, eps=eps) if norm_position == "pre" else None
+
+    def components(self):
+        """(component, its sets) in the order a layer runs them."""
+        return [(component, sets) for component, sets in (("attention", self.attention_sets),
+                                                          ("cross_attention", self.cross_attention_sets),
+                                                          ("ffn", self.ffn_sets)) if sets is not None]
 
     def _layer(self, i, x, inputs):
         """Position (or ACT step) i: the coordinate embedding if asked, then the components."""
         if self.timestep:
             x = x + timestep_signal(i, x.shape[1], x.shape[2], x.dtype)
-        for name in self.order:
-            x = getattr(self, f"{name}_sets")[self.plan.index(name, i)](x, **inputs[name])
+        for component, sets in self.components():
+            x = sets[self.plan.index(component, i)](x, **inputs.get(component, {}))
         return x
 
-    def forward(self, x, inputs, output_hidden_states=False, output_ponder=False):
-        """x (B, T, H); ``inputs[name]`` are the extra arguments of that component (masks, the
-        encoder output). Returns the output (B, T, H), followed, when asked, by the list of states
-        between layers (the input of layer i is states[i], its output states[i+1]; N + 1 of them,
-        or with ACT one more than the steps taken) and by the ``Ponder`` record of ACT (None
-        without ACT)."""
+    def forward(self, x, inputs=None, output_hidden_states=False, output_ponder=False):
+        """x (B, T, H); ``inputs[component]`` are the extra keyword arguments of that component
+        (masks, the encoder output), none for a component left out. Returns the output (B, T, H),
+        followed, when asked, by the list of states between layers (the input of layer i is
+        states[i], its output states[i+1]; N + 1 of them, or with ACT one more than the steps
+        taken) and by the ``Ponder`` record of ACT (None without ACT)."""
+        inputs = self._check_inputs({} if inputs is None else inputs)
         ponder = None
         if self.act is None:
             states = [x]
@@ -124,16 +137,25 @@ class Stack(Module):
         extras = ([states] if output_hidden_states else []) + ([ponder] if output_ponder else [])
         return (x, *extras) if extras else x
 
+    def _check_inputs(self, inputs):
+        names = [component for component, _ in self.components()]
+        unknown = [key for key in inputs if key not in names]
+        if unknown:
+            raise ValueError(f"inputs for {', '.join(map(repr, unknown))}, which this stack does not "
+                             f"have; its components are {', '.join(names)}")
+        return inputs
+
 
 def encoder(plan, hidden_size, num_heads, intermediate_size, hidden_act="gelu", norm_position="post",
             hidden_dropout=0.0, attention_dropout=0.0, eps=1e-12, timestep=False, act=False,
             act_epsilon=0.01):
     """An encoder stack: self-attention, then FFN, at every position (``Stack`` explains
     ``timestep`` and ``act``)."""
-    return Stack(plan, [
-        ("attention", lambda: MultiHeadAttention(hidden_size, num_heads, attention_dropout)),
-        ("ffn", lambda: FFN(hidden_size, intermediate_size, hidden_act)),
-    ], hidden_size, norm_position, hidden_dropout, eps, timestep, act, act_epsilon)
+    return Stack(plan,
+                 attention=lambda: MultiHeadAttention(hidden_size, num_heads, attention_dropout),
+                 ffn=lambda: FFN(hidden_size, intermediate_size, hidden_act),
+                 hidden_size=hidden_size, norm_position=norm_position, dropout=hidden_dropout, eps=eps,
+                 timestep=timestep, act=act, act_epsilon=act_epsilon)
 
 
 def decoder(plan, hidden_size, num_heads, intermediate_size, hidden_act="gelu", norm_position="post",
@@ -142,12 +164,12 @@ def decoder(plan, hidden_size, num_heads, intermediate_size, hidden_act="gelu", 
     """A decoder stack: masked self-attention, cross-attention to the encoder (unless
     ``cross_attention`` is False: a decoder-only LM), then FFN. With ``act``, a position's halting
     depends on its own state alone, so the causal mask still keeps every position from the future."""
-    components = [("attention", lambda: MultiHeadAttention(hidden_size, num_heads, attention_dropout))]
-    if cross_attention:
-        components.append(("cross_attention",
-                           lambda: MultiHeadAttention(hidden_size, num_heads, attention_dropout)))
-    components.append(("ffn", lambda: FFN(hidden_size, intermediate_size, hidden_act)))
-    return Stack(plan, components, hidden_size, norm_position, hidden_dropout, eps, timestep, act, act_epsilon)
+    def attention():
+        return MultiHeadAttention(hidden_size, num_heads, attention_dropout)
+    return Stack(plan, attention=attention, ffn=lambda: FFN(hidden_size, intermediate_size, hidden_act),
+                 cross_attention=attention if cross_attention else None,
+                 hidden_size=hidden_size, norm_position=norm_position, dropout=hidden_dropout, eps=eps,
+                 timestep=timestep, act=act, act_epsilon=act_epsilon)
 
 
 __all__ = ["Residual", "FFN", "Stack", "encoder", "decoder", "causal_mask", "timestep_signal"]

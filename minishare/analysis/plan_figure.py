@@ -1,0 +1,41 @@
+"""A sharing plan drawn with matplotlib: rows are layer positions, the first layer at the bottom;
+columns are parameter sets; a filled cell marks the set a position uses (``Plan.draw``)."""
+
+
+def draw_plan(plan, ax=None, component=None):
+    """Draw ``plan`` on ``ax`` (a new figure by default) and return the Axes. ``component`` picks
+    one component; by default every component appears, side by side when they differ
+    (cross_attention only where it differs from attention). Needs matplotlib."""
+    try:
+        import matplotlib.pyplot as plt
+        from matplotlib.patches import Rectangle
+    except ImportError as error:
+        raise ImportError("Plan.draw needs matplotlib: pip install matplotlib") from error
+    from minishare.sharing import label
+    shown = [component] if component is not None else plan.shown_components()
+    columns = []      # (tick label, schedule, set index), left to right
+    boundaries = []   # x between two components' columns
+    for c in shown:
+        schedule = plan.schedule(c or "attention")
+        prefix = "" if c is None or component is not None else f"{c} "
+        if columns:
+            boundaries.append(len(columns) - 0.5)
+        columns += [(prefix + label(k), schedule, k) for k in range(max(schedule) + 1)]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(1 + 0.5 * len(columns), 1 + 0.4 * plan.n_layers))
+    for x in boundaries:
+        ax.axvline(x, color="gray", linewidth=1)
+    for x, (_, schedule, k) in enumerate(columns):
+        for y, index in enumerate(schedule):   # y = 0 is the first layer, drawn at the bottom
+            if index == k:
+                ax.add_patch(Rectangle((x - 0.45, y - 0.45), 0.9, 0.9, color="tab:blue"))
+    ax.set_xlim(-0.5, len(columns) - 0.5)
+    ax.set_ylim(-0.5, plan.n_layers - 0.5)
+    ax.set_xticks(range(len(columns)))
+    ax.set_xticklabels([text for text, _, _ in columns], rotation=90 if len(shown) > 1 else 0)
+    ax.set_yticks(range(plan.n_layers))
+    ax.set_xlabel("parameter set")
+    ax.set_ylabel("layer position (0 = first layer, at the bottom)")
+    title = plan.name if component is None else f"{plan.name}: {component}"
+    ax.set_title(f"{title} (N = {plan.n_layers})")
+    return ax
