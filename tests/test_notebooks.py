@@ -4,7 +4,7 @@ kernel with ``MINISHARE_QUICK=1``; any cell that raises fails the test. Each not
 printed (not asserted: tests never assert on wall-clock time); the course promises under 60 s.
 
 The notebooks run in the NumPy pass of the test command only: they are long next to unit tests,
-and the strict pass would run the same cells again. Notebook 12 switches to the strict backend by
+and the strict pass would run the same cells again. Notebook 13 switches to the strict backend by
 itself, so the strict stand-in is still exercised.
 """
 import glob
@@ -21,7 +21,7 @@ NOTEBOOKS = sorted(glob.glob(os.path.join(ROOT, "notebooks", "[0-9][0-9]_*.py"))
 
 pytestmark = pytest.mark.skipif(
     backend.name != "numpy",
-    reason="notebooks run in the NumPy pass only (notebook 12 switches to the strict backend itself)")
+    reason="notebooks run in the NumPy pass only (notebook 13 switches to the strict backend itself)")
 
 nbclient = pytest.importorskip("nbclient")
 nbformat = pytest.importorskip("nbformat")
