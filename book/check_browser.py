@@ -40,11 +40,13 @@ CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 # The elements of the text (furo's <article>) that reach past the right edge of the screen and are
-# not inside a box that scrolls sideways, outermost first; and whether the page itself scrolls.
+# not inside a box of the text that scrolls sideways, outermost first; and whether the page itself
+# scrolls. (Furo's <html> hides horizontal overflow and its .content scrolls, so a too-wide element
+# is cut at the screen's edge rather than widening the page: both are looked at.)
 OVERFLOW = """() => {
   const W = document.documentElement.clientWidth;
   const scrolls = el => {
-    for (let p = el.parentElement; p; p = p.parentElement) {
+    for (let p = el.parentElement; p && p.tagName !== "ARTICLE"; p = p.parentElement) {   // the text's own boxes
       const o = getComputedStyle(p).overflowX;
       if (o === "auto" || o === "scroll") return true;
     }
