@@ -103,8 +103,9 @@ fig
 # $N + R = 4.1$; the mixing weights are 0.3, 0.3, 0.3 and 0.1. The step function below adds 1 to
 # the state, so the output is $0.3 \cdot 1 + 0.3 \cdot 2 + 0.3 \cdot 3 + 0.1 \cdot 4 = 2.2$.
 #
-# The gradient: only $R = 1 - (p_1 + p_2 + p_3)$ depends on $b$, so
-# $\partial (N + R) / \partial b = -3\, \sigma'(b) = -3 \cdot 0.3 \cdot 0.7 = -0.63$ per position.
+# The gradient: only $R = 1 - (p_1 + p_2 + p_3)$ depends on $b$, so per position
+#
+# $$\frac{\partial (N + R)}{\partial b} = -3\, \sigma'(b) = -3 \cdot 0.3 \cdot 0.7 = -0.63 .$$
 
 # %%
 act = AdaptiveComputationTime(hidden_size=4, epsilon=0.01).double()
