@@ -13,7 +13,11 @@ used (it needs the internet). For every page it fails on:
 - a response of 400 or more, or a failed request (a missing script, style sheet or image);
 - an image that did not load (``naturalWidth == 0``);
 - math left unrendered: a page with math must have MathJax's output (``mjx-container``);
-- an internal link whose page does not exist, or whose ``#anchor`` is not an id on that page.
+- an internal link whose page does not exist, or whose ``#anchor`` is not an id on that page;
+- at phone width (390 px), horizontal overflow: the page wider than the screen
+  (``document.documentElement.scrollWidth > clientWidth``), or an element of the text that reaches
+  past the screen's edge (so it widens the page or is cut) without being inside a box that scrolls
+  sideways (``overflow-x: auto`` or ``scroll``: a wide table or equation must scroll in its box).
 
 It saves a screenshot of the first screen of each chapter, notebook and reference page, at
 desktop width (1280 px) and at phone width (390 px), plus one of the navigation opened on a phone.
@@ -35,6 +39,41 @@ CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-
                   "--disable-default-apps", "--disable-extensions"]
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
+# The elements of the text (furo's <article>) that reach past the right edge of the screen and are
+# not inside a box of the text that scrolls sideways, outermost first; and whether the page itself
+# scrolls. (Furo's <html> hides horizontal overflow and its .content scrolls, so a too-wide element
+# is cut at the screen's edge rather than widening the page: both are looked at.)
+OVERFLOW = """() => {
+  const W = document.documentElement.clientWidth;
+  const scrolls = el => {
+    for (let p = el.parentElement; p && p.tagName !== "ARTICLE"; p = p.parentElement) {   // the text's own boxes
+      const o = getComputedStyle(p).overflowX;
+      if (o === "auto" || o === "scroll") return true;
+    }
+    return false;
+  };
+  const found = [];
+  for (const el of document.querySelectorAll("article *")) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0 || r.right <= W + 0.5 || scrolls(el)) continue;
+    if (found.some(f => f.contains(el))) continue;
+    found.push(el);
+  }
+  const name = e => e.tagName.toLowerCase() + (typeof e.className === "string" && e.className
+    ? "." + e.className.trim().split(/\\s+/).join(".") : "");
+  return {page: document.documentElement.scrollWidth, width: W,
+          elements: found.slice(0, 5).map(e => `${name(e)} (right edge at ${Math.round(e.getBoundingClientRect().right)} px): `
+                                               + JSON.stringify((e.textContent || "").trim().slice(0, 60)))};
+}"""
+
+
+def overflow_problems(page):
+    """What overflows the screen at its width (see ``OVERFLOW``), as messages; [] when nothing."""
+    found = page.evaluate(OVERFLOW)
+    problems = [f"horizontal overflow: {e}" for e in found["elements"]]
+    if found["page"] > found["width"]:
+        problems.insert(0, f"the page is {found['page']} px wide on a {found['width']} px screen")
+    return problems
 
 
 class _Anchors(html.parser.HTMLParser):
@@ -163,6 +202,8 @@ def check(root, screens, chromium):
                     current["errors"].append(f"image not loaded: {src}")
                 if not phone:
                     current["errors"] += broken_links(root, os.path.join(root, rel))
+                else:
+                    current["errors"] += overflow_problems(page)
                 if name:
                     page.screenshot(path=os.path.join(screens, f"{name}{'_phone' if phone else ''}.png"))
                 if current["errors"]:

@@ -1,10 +1,12 @@
 # ---
 # jupyter:
 #   jupytext:
-#     formats: py:percent
+#     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -154,7 +156,7 @@ for position in ("post", "pre"):
 # Xiong et al. derive for deep, wide Post-LN stacks may not show. What it does show is the tool:
 # notebook 10 uses it on trained models, where Takase & Kiyono's argument about the lowest and the
 # highest layers can be checked.
-
+#
 # ## 2.5 Exercises
 #
 # 1. **Padding masks.** Build a `(B, T)` 0/1 `attention_mask` with the last two tokens as padding,

@@ -1,10 +1,12 @@
 # ---
 # jupyter:
 #   jupytext:
-#     formats: py:percent
+#     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -72,15 +74,16 @@ Plan.build("cycle-rev", n_layers=6, n_unique=3)
 # %% [markdown]
 # ## 5.3 Any M of N: a widget
 #
-# Move N, M and the strategy. (With `ipywidgets` installed this is interactive; without it, the cell
-# shows the plan for the default values. Sequence refuses an M that does not divide N, and says why.)
+# Move N, M and the strategy. (In Jupyter with `ipywidgets` installed this is interactive; without
+# it, the cell shows the plan for the starting values. Sequence refuses an M that does not divide
+# N, and says why.) A static page such as the book cannot run the widget, so there its output is
+# left out and the grid after it stands in.
 
-# %%
+# %% tags=["remove-output"]
 plan_explorer(n_layers=7, n_unique=3, strategy="cycle-rev")
 
 # %% [markdown]
-# The same comparison as a static grid, for readers without the widget: M = 2 and M = 3 over
-# N = 6 positions.
+# The same comparison as a static grid: M = 2 and M = 3 over N = 6 positions.
 
 # %%
 plots.plot_plans({f"{name} M={M}": Plan.build(name, 6, M)

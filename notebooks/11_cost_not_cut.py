@@ -1,10 +1,12 @@
 # ---
 # jupyter:
 #   jupytext:
-#     formats: py:percent
+#     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -21,8 +23,7 @@
 #
 # **You will:** count FLOPs per token from a config, by hand and with the library; plot compute
 # against parameters for ALBERT's Table 1; measure step and inference time against depth, shared
-# against not shared; find where the small extra time of a shared step goes; see what sharing does
-# cut in data-parallel training: the bytes sent per step.
+# against not shared; find where the small extra time of a shared step goes.
 
 # %%
 import statistics
@@ -138,34 +139,15 @@ for sharing in ("not-shared", "all-shared"):
 # (These times are from whatever machine runs the notebook; on a busy machine they scatter. Trust
 # the per-round ratios more than any single median, and the FLOPs count more than both.)
 #
-# ## 11.5 What sharing does cut: communication
-#
-# In data-parallel training (`mpiexec -n K python -m minishare train --data-parallel`, chapter 12)
-# every step sends the gradient of every *distinct* parameter to the other ranks. The
-# `communication` experiment counts those bytes at the ALBERT-base shape and times a step on two
-# ranks at a small shape: compute against Allreduce. Quick mode runs it here (the timing needs
-# mpi4py and `mpiexec`; without them the result says so); full mode loads the committed run.
-
-# %%
-comm = course.experiment("communication", notebook="11-communication")
-base = comm["counted"]
-for name, row in base.items():
-    print(f"{name:16s} {row['parameters']:>12,} distinct parameters   {row['bytes'] / 1e6:7.1f} MB per step   "
-          f"{row['bytes'] / base['not-shared']['bytes']:.3f} × not-shared")
-
-# %%
-course.show_experiment("communication", comm, notebook="11-communication")
+# What sharing does cut is the bytes that data-parallel training sends each step, one gradient
+# per *distinct* tensor: notebook 12 measures them.
 
 # %% [markdown]
-# The bytes shrink with the distinct parameters, by count. The compute column is not expected to
-# move (11.1: $M$ appears nowhere in the FLOPs); the sentences under the table say what this run's
-# timing can tell, only where the rounds' ranges separate.
-#
-# ## 11.6 Exercises
+# ## 11.5 Exercises
 #
 # 1. **An optimizer step that updates each shared tensor once.** The naive loop below walks
 #    `named_parameters(remove_duplicate=False)` and applies SGD to every *name*. A tied model
-#    reaches its word-embedding matrix under two names (notebook 6): by how much does it move
+#    reaches its word-embedding matrix under two names (notebook 7): by how much does it move
 #    compared with one update? Fix the loop. (A shared layer set has one name: the plan reuses
 #    the same module, so only aliases such as a tie show the bug.)
 # 2. With `flops.macs_per_token`, find the sequence length T at which attention scores cost as
@@ -185,7 +167,7 @@ p = dict(model.named_parameters())[name]
 print(f"the tied word embeddings moved {np.abs(p.data - before[name]).max() / np.abs(0.1 * p.grad).max():.0f}× one update")
 
 # %% [markdown]
-# ## 11.7 Predict, then run
+# ## 11.6 Predict, then run
 #
 # **Q1.** The table above is for sequences of T = 512 tokens. At T = 128, ALBERT-xxlarge against
 # BERT-large: the ratio of forward FLOPs per token? (Which term of 11.1 shrinks with T?)

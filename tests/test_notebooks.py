@@ -1,10 +1,13 @@
-"""Every notebook of the course runs top to bottom in quick mode, as CI runs it: the jupytext
-source (``notebooks/NN_topic.py``) is turned into a notebook and executed by nbclient in a fresh
+"""Every notebook of the course is committed twice, as its jupytext source (``notebooks/NN_topic.py``,
+the file a change is reviewed in) and as a plain ``.ipynb`` without outputs paired with it (the
+file a student opens in Jupyter, VS Code or Colab without jupytext); the two must hold the same
+cells. Every notebook runs top to bottom in quick mode, as CI runs it: the jupytext
+source is turned into a notebook and executed by nbclient in a fresh
 kernel with ``MINISHARE_QUICK=1``; any cell that raises fails the test. Each notebook's time is
 printed (not asserted: tests never assert on wall-clock time); the course promises under 60 s.
 
 The notebooks run in the NumPy pass of the test command only: they are long next to unit tests,
-and the strict pass would run the same cells again. Notebook 12 switches to the strict backend by
+and the strict pass would run the same cells again. Notebook 13 switches to the strict backend by
 itself, so the strict stand-in is still exercised.
 """
 import glob
@@ -21,7 +24,7 @@ NOTEBOOKS = sorted(glob.glob(os.path.join(ROOT, "notebooks", "[0-9][0-9]_*.py"))
 
 pytestmark = pytest.mark.skipif(
     backend.name != "numpy",
-    reason="notebooks run in the NumPy pass only (notebook 12 switches to the strict backend itself)")
+    reason="notebooks run in the NumPy pass only (notebook 13 switches to the strict backend itself)")
 
 nbclient = pytest.importorskip("nbclient")
 nbformat = pytest.importorskip("nbformat")
@@ -33,6 +36,33 @@ def test_the_course_has_its_notebooks():
     assert len(names) >= 10, names
     numbers = [int(n[:2]) for n in names]
     assert numbers == list(range(1, len(numbers) + 1)), f"notebooks are not numbered 01, 02, ...: {names}"
+
+
+def _cells(notebook):
+    return [(c.cell_type, c.source, {k: v for k, v in c.metadata.items() if k != "lines_to_next_cell"})
+            for c in notebook.cells]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[os.path.basename(p) for p in NOTEBOOKS])
+def test_ipynb_is_paired_and_in_sync(path):
+    """The committed .ipynb has exactly the cells jupytext makes of the .py, no outputs, and the
+    pairing metadata that makes jupytext (where it is installed) save both files together."""
+    ipynb = path[:-3] + ".ipynb"
+    fix = f"run `jupytext --sync {os.path.relpath(path, ROOT)}` (or --to ipynb) and commit both files"
+    assert os.path.exists(ipynb), f"{os.path.relpath(ipynb, ROOT)} is missing: {fix}"
+    committed = nbformat.read(ipynb, as_version=4)
+    assert _cells(committed) == _cells(jupytext.read(path)), f"{os.path.basename(ipynb)} differs from its .py: {fix}"
+    code = [c for c in committed.cells if c.cell_type == "code"]
+    assert all(not c.outputs and c.execution_count is None for c in code), \
+        f"{os.path.basename(ipynb)} holds outputs: commit it without (jupyter nbconvert --clear-output)"
+    for notebook in (committed, jupytext.read(path)):
+        formats = notebook.metadata.get("jupytext", {}).get("formats", "")
+        assert set(formats.split(",")) == {"ipynb", "py:percent"}, f"{os.path.basename(path)}: not paired ({formats!r})"
+
+
+def test_every_ipynb_has_its_source():
+    stray = sorted(set(glob.glob(os.path.join(ROOT, "notebooks", "*.ipynb"))) - {p[:-3] + ".ipynb" for p in NOTEBOOKS})
+    assert not stray, f"notebooks without a .py source (renamed or removed ones?): {stray}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[os.path.basename(p) for p in NOTEBOOKS])

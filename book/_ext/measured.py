@@ -85,11 +85,15 @@ def load(figures, experiment):
     return saved.get("settings", {}), saved["result"]
 
 
-def source_line(experiment, settings):
+def source_line(experiment, settings, counted=False):
+    """The sentence under a table that says where its numbers come from: a count needs no seeds."""
+    where = f"`book/figures/{experiment}/result.json`"
+    if counted:
+        return f"Counted from the configurations by the reproduction ({where})."
     seeds = settings.get("seeds")
-    run = "quick (CI) run" if settings.get("quick") else "full run"
-    seeds = f", seeds {', '.join(map(str, seeds))}" if seeds else ""
-    return f"Measured: `book/figures/{experiment}/result.json` ({run}{seeds}), read when this book was built."
+    run = "the reproduction's quick run" if settings.get("quick") else "the reproduction"
+    over = f", over seeds {', '.join(map(str, seeds))}" if seeds else ""
+    return f"Measured by {run}{over} ({where})."
 
 
 def claims_table(experiment, figures, rows_of):
@@ -115,7 +119,7 @@ def params_table(figures, which):
     if "Table 3" in which or "Table 4" in which:
         rows = [(f"{r[0]}: {a}", b, c) for r, (a, b, c) in
                 zip([r for r in result.get("albert", []) if r[0] in which], rows)]
-    return markdown_table(header, rows) + "\n\n" + source_line("params", settings) + \
+    return markdown_table(header, rows) + "\n\n" + source_line("params", settings, counted=True) + \
         " Counted as the reference implementation counts: each shared tensor once, the pooler included.\n"
 
 
@@ -126,7 +130,7 @@ def takase_params_table(figures):
     settings, result = loaded
     rows = [(r[0], r[2], cell(lambda r=r: num(r[1]))) for r in result.get("takase", [])]
     return markdown_table(("configuration (M/N)", "the paper reports", "we count"), rows) + "\n\n" + \
-        source_line("params", settings) + " Transformer (base) with V = 32,000 (the paper does not print V).\n"
+        source_line("params", settings, counted=True) + " Transformer (base) with V = 32,000 (the paper does not print V).\n"
 
 
 # --- chapter 4 and 10: ALBERT's sharing variants --------------------------------------------------------
@@ -260,6 +264,9 @@ def paper_takase(m):
         return None
 
 
+METRIC_HEADERS = {"loss": "held-out loss (nats per token)", "perplexity": "held-out perplexity (e^loss)"}
+
+
 def takase_table(figures, experiment="takase", metric="loss", paper=True):
     loaded = load(figures, experiment)
     if loaded is None:
@@ -283,10 +290,14 @@ def takase_table(figures, experiment="takase", metric="loss", paper=True):
         return (f"*This run's `{experiment}` result has no per-method table the book can read.*\n\n"
                 + source_line(experiment, settings) + "\n")
     header = ("configuration", "the paper reports (WMT En-De)" if paper else "the paper reports",
-              "parameters", "speed vs Vanilla", f"held-out {metric}", "held-out loss at Vanilla's time")
+              "parameters", "speed vs Vanilla", METRIC_HEADERS[metric],
+              "held-out loss at Vanilla's time (nats per token)")
     note = (" The paper's row is the same method at the same depth ratio N / M; its speed is training "
             "speed relative to Vanilla and its BLEU the average over newstest2010-2016 (Takase & "
             "Kiyono, 2021, Table 1)." if paper else " The paper reports no language-modelling runs.")
+    if metric == "perplexity":
+        note += (" Perplexity is e to the power of the held-out loss; the last column is a loss in nats "
+                 "per token, not a perplexity.")
     return markdown_table(header, rows) + "\n\n" + source_line(experiment, settings) + note + "\n"
 
 

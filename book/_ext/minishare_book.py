@@ -2,8 +2,10 @@
 the checkout and never a hand-typed copy of it:
 
 - ``notebooks/NN_topic.ipynb``: the course notebooks (``notebooks/NN_topic.py``, jupytext's
-  py:percent format) turned into notebooks without outputs, which myst-nb then executes;
-- ``_generated/chNN/notebooks.md``: the notebooks of chapter NN, as links (only those that exist);
+  py:percent format) turned into notebooks without outputs, which myst-nb then executes, with a
+  line after the title that offers the committed ``notebooks/NN_topic.ipynb`` for download;
+- ``_generated/chNN/notebooks.md``: the notebook of chapter NN (``notebooks/NN_*.py``), as a link to
+  its page and a download of its committed ``.ipynb``;
 - ``_generated/chNN/exercises.md``: the text of every exercise whose README says it belongs to
   chapter NN (``*Chapter NN ...*`` on its first lines), its headings moved under the chapter's;
 - ``_generated/figures/<experiment>/<name>.md``: the figures of the reproduction a chapter includes
@@ -26,15 +28,12 @@ ROOT = os.path.dirname(BOOK)
 GENERATED = os.path.join(BOOK, "_generated")
 FIGURES = os.path.join(BOOK, "figures")
 
-# The notebooks of each chapter (the course map's numbers), found by words in their file names:
-# a notebook that is renamed or added shows up without an edit here as long as its name keeps
-# the topic.
-NOTEBOOK_WORDS = {
-    1: ("autograd",), 2: ("transformer_layer",), 3: ("parameters_go", "factorized"),
-    4: ("cross_layer",), 5: ("takase",), 6: ("universal", "_act"), 7: ("tying",),
-    8: ("pretraining", "sop_nsp"), 9: ("layerwise",), 10: ("seq2seq_sharing", "convergence"),
-    11: ("cost",), 12: ("checkpoint", "parallel", "process"), 13: ("gpu",),
-}
+# Notebook N belongs to chapter N (the course map): ``notebooks/NN_topic.py`` is chapter NN's notebook.
+def chapter_numbers():
+    """The numbers of the chapters, from their file names (``chapters/NN_topic.md``)."""
+    return sorted(int(os.path.basename(p)[:2]) for p in glob.glob(os.path.join(BOOK, "chapters", "[0-9][0-9]_*.md")))
+
+
 # A chapter shows the reproduction's figures by including ``_generated/figures/<experiment>/<pattern>.md``
 # (pattern "all" for every figure of the experiment, else a file name without ".png"); the
 # generator makes exactly the files the chapters include, found by reading them.
@@ -90,6 +89,11 @@ def convert_notebooks():
                 ran.metadata.pop("jupytext", None)
                 ran.metadata["mystnb"] = {"execution_mode": "off"}
                 notebook = ran
+        notebook.cells.insert(1, nbformat.v4.new_markdown_cell(
+            f"**Run it yourself:** download {download(name[:-6])} (no outputs) and open it in Jupyter, VS Code "
+            "or Colab; `notebooks/README.md` says how. The outputs on this page come from quick mode "
+            "(`MINISHARE_QUICK=1`: tiny models and few steps), so they show how the code works, not the "
+            "papers' effects."))
         write_if_changed(os.path.join(out, name), nbformat.writes(notebook) + "\n")
     for stale in glob.glob(os.path.join(out, "*.ipynb")):
         if os.path.basename(stale) not in wanted:
@@ -111,21 +115,26 @@ def notebook_title(path):
 
 
 def chapter_notebooks(number):
-    words = NOTEBOOK_WORDS.get(number, ())
-    return [p for p in notebook_sources() if any(w in os.path.basename(p) for w in words)]
+    return [p for p in notebook_sources() if os.path.basename(p).startswith(f"{number:02d}_")]
+
+
+def download(name):
+    """A MyST download role for the committed ``notebooks/<name>.ipynb`` (a path from the book's
+    root, so it resolves the same from a chapter, an included part and a notebook page)."""
+    return f"{{download}}`{name}.ipynb </../notebooks/{name}.ipynb>`"
 
 
 def notebooks_part(number):
     found = chapter_notebooks(number)
     if not found:
-        return ("No notebook accompanies this chapter yet; the code above runs as it is in a Python "
-                "session.\n")
-    lines = ["Run this chapter in its notebook (its outputs below come from quick mode, "
-             "`MINISHARE_QUICK=1`):", ""]
+        raise ValueError(f"chapter {number} has no notebook notebooks/{number:02d}_*.py: notebook N belongs to chapter N")
+    lines = []
     for path in found:
         name = os.path.splitext(os.path.basename(path))[0]
-        lines.append(f"- {{doc}}`/notebooks/{name}` (`notebooks/{os.path.basename(path)}`)")
-    return "\n".join(lines) + "\n"
+        lines.append(f"This chapter runs in {{doc}}`/notebooks/{name}`: its page in this book shows it run in "
+                     f"quick mode (tiny models, few steps). Download {download(name)} and open it in Jupyter, "
+                     "VS Code or Colab to run it yourself; `notebooks/README.md` says how.")
+    return "\n\n".join(lines) + "\n"
 
 
 # --- exercises -------------------------------------------------------------------------------------
@@ -178,7 +187,8 @@ def shifted(markdown, levels):
 def exercises_part(number):
     found = [p for p in exercise_readmes() if exercise_chapter(p) == number]
     if not found:
-        return "No exercise belongs to this chapter yet.\n"
+        return ("This chapter has no graded exercise; the exercises and the questions at the end of its "
+                "notebook are its practice.\n")
     parts = ["The texts below are the exercises' own READMEs (`exercises/exNN_topic/README.md`); "
              "each says which file to edit and how to run its tests. Teachers release and grade the "
              "exercises with `python -m minishare.exercises` (see `exercises/README.md`).", ""]
@@ -249,7 +259,7 @@ def generate(app, config):
     api_pages()
     captions = report_captions()
     wanted = {os.path.join(GENERATED, "notebooks_toctree.md")}
-    for number in NOTEBOOK_WORDS:
+    for number in chapter_numbers():
         for part, text in (("notebooks", notebooks_part(number)), ("exercises", exercises_part(number))):
             path = os.path.join(GENERATED, f"ch{number:02d}", f"{part}.md")
             write_if_changed(path, text)

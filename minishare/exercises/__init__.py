@@ -1,6 +1,6 @@
 """Classroom assignments: one source holds the solutions, the hidden cases and the mutants; a tool
 makes the student copy, checks that the assignment set is sound, and grades submissions where
-their code cannot reach the score.
+their code cannot reach the score::
 
     python -m minishare.exercises release --out DIR [--only exNN]   # the student copy
     python -m minishare.exercises check                             # is the set sound?

@@ -1,10 +1,12 @@
 # ---
 # jupyter:
 #   jupytext:
-#     formats: py:percent
+#     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -12,7 +14,10 @@
 # ---
 
 # %% [markdown]
-# # 10. Sharing in sequence-to-sequence models: the papers' comparisons
+# # 10. Convergence: the papers' comparisons at small scale
+#
+# ALBERT (Lan et al., 2019, Table 4) compares its four sharing variants at equal architecture:
+# the shared models hold far fewer parameters and score somewhat lower.
 #
 # Takase & Kiyono (2021) train encoder-decoders on WMT English-German and compare, at **equal
 # parameters**, Vanilla ($M = N = 6$), the Universal Transformer ($M = 1$, one wider layer) and
@@ -20,7 +25,8 @@
 # stacks win on BLEU, but each step costs more: the fair second comparison is at **equal time**.
 # They report Post-LN (their main setting) and Pre-LN.
 #
-# **You will:** count the compared models and see their plans; measure what doubling the depth
+# **You will:** train ALBERT's four variants over seeds and read their convergence with its
+# spread; count Takase & Kiyono's compared models and see their plans; measure what doubling the depth
 # costs per step; run the comparison on a toy task over seeds, at equal parameters and at equal
 # time; look at the gradient each layer position receives, Post-LN against Pre-LN, in shared
 # stacks.
@@ -34,14 +40,41 @@ import minishare
 from minishare import optim
 from minishare.analysis import memory, plots
 from minishare.data import seq2seq
-from minishare.experiments import course
+from IPython.display import Markdown
+
+from minishare.experiments import course, exp_albert
 from minishare.models import EncoderDecoderModel, TransformerConfig
 from minishare.sharing import Plan
 
 print(course.setup())
 
 # %% [markdown]
-# ## 10.1 The math: equal parameters, equal time
+# ## 10.1 ALBERT's four sharing variants, trained over seeds
+#
+# The `albert_sharing` experiment of `reproduce` trains not-shared, shared-attention, shared-FFN
+# and all-shared ALBERTs (Post-LN) with MLM + SOP (notebook 8), once per seed. In quick mode it
+# trains tiny ones here; in full mode it loads the committed full run.
+
+# %%
+result = course.experiment("albert_sharing", notebook="10-albert")
+
+# %%
+histories = {f"{name} ({r['params']:,} parameters)": r["histories"] for name, r in result.items()}
+plots.plot_convergence(histories, x="step", y="mlm_loss", eval_y="eval_mlm_loss",
+                       title="ALBERT's sharing variants, MLM loss (Post-LN): mean over seeds, band min–max")
+
+# %%
+Markdown(exp_albert.report(result, []))
+
+# %% [markdown]
+# What the run shows, in sentences the experiment computes from its numbers (a difference is
+# stated only where the seed ranges do not overlap):
+
+# %%
+Markdown("\n".join(f"- {note}" for note in exp_albert.observations(result)))
+
+# %% [markdown]
+# ## 10.2 The math: equal parameters, equal time
 #
 # With $M$ distinct layers of $P$ parameters each, every strategy holds $M P$ parameters in its
 # stacks and computes $N$ layers per token. At equal parameters, $N = 2M$ doubles the compute; the
@@ -68,7 +101,7 @@ plots.plot_plans({f"{name} (M={c.plan().n_sets('ffn')}, N={c.num_hidden_layers})
 configs["Cycle (rev)"]
 
 # %% [markdown]
-# ## 10.2 From scratch: what does doubling the depth cost per step?
+# ## 10.3 From scratch: what does doubling the depth cost per step?
 #
 # Time one training step of Vanilla (N = 2) and Cycle (rev) (M = 2, N = 4) back to back, round by
 # round (`memory.interleaved_step_times`), and take the per-round ratio.
@@ -92,7 +125,7 @@ print("speed of Cycle (rev) M=2 N=4 relative to Vanilla M=N=2, per round:", " ".
       f"(median {statistics.median(ratios):.2f}; the paper: 0.63 for M=6, N=12)")
 
 # %% [markdown]
-# ## 10.3 The comparison on a toy task, over seeds
+# ## 10.4 The comparison on a toy task, over seeds
 #
 # The `takase` experiment of `reproduce` trains every method on a toy translation task (reversal in
 # quick mode, SCAN-like commands in the full run), Post-LN and Pre-LN, once per seed. Equal time is
@@ -106,7 +139,7 @@ result = course.experiment("takase", notebook="10", takase_steps=20, timing_repe
 course.show_experiment("takase", result, notebook="10")
 
 # %% [markdown]
-# ## 10.4 Post-LN against Pre-LN in shared stacks: the gradient at each position
+# ## 10.5 Post-LN against Pre-LN in shared stacks: the gradient at each position
 #
 # Xiong et al. (2020) explain why Post-LN needs a warm-up by the gradients its layers receive at
 # initialization; Takase & Kiyono argue that Cycle (rev), which gives the lowest and the highest
@@ -119,7 +152,7 @@ gradients = course.experiment("gradnorms", notebook="10-gradnorms")
 course.show_experiment("gradnorms", gradients, notebook="10-gradnorms")
 
 # %% [markdown]
-# ## 10.5 Exercises
+# ## 10.6 Exercises
 #
 # 1. **Design a plan for a budget (open).** You may store $M = 3$ layers and afford $N = 8$
 #    positions of compute. Propose a schedule per component (`Plan.build({...})`), train it with
@@ -127,11 +160,11 @@ course.show_experiment("gradnorms", gradients, notebook="10-gradnorms")
 #    say whether the difference is larger than the spread over three seeds.
 # 2. Use `memory.interleaved_step_times` to measure the speed of the Universal model (one layer,
 #    widened to Vanilla's parameters) relative to Vanilla. Why is a wide single layer slow?
-# 3. In 10.4, which plan's lowest position gets the largest gradient under Post-LN, and does
+# 3. In 10.5, which plan's lowest position gets the largest gradient under Post-LN, and does
 #    Cycle (rev) change the first or the last position's norm relative to Cycle?
 
 # %% [markdown]
-# ## 10.6 Predict, then run
+# ## 10.7 Predict, then run
 #
 # **Q1.** Sequence, Cycle and Cycle (rev) with M = 2, N = 4: how many parameters does each hold
 # relative to Vanilla with M = N = 2?

@@ -1,10 +1,12 @@
 # ---
 # jupyter:
 #   jupytext:
-#     formats: py:percent
+#     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -12,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # 12. The same code on a GPU
+# # 13. The same code on a GPU
 #
 # Every op in minishare asks one module, `minishare.backend`, for its array library at call time.
 # NumPy is the default; CuPy, which mirrors NumPy's API on NVIDIA GPUs, runs the same code on a
@@ -37,7 +39,7 @@ print(course.setup())
 print("active backend:", backend.name)
 
 # %% [markdown]
-# ## 12.1 The switch
+# ## 13.1 The switch
 #
 # `backend.use(name)` (or `MINISHARE_BACKEND=name` before Python starts) makes `backend.xp` NumPy,
 # CuPy or the strict stand-in. Ops never import NumPy for their math; they write `backend.xp.exp(x)`.
@@ -50,7 +52,7 @@ course.Source(backend.asarray)
 course.Source(backend.to_numpy)
 
 # %% [markdown]
-# ## 12.2 The strict stand-in catches a silent mix
+# ## 13.2 The strict stand-in catches a silent mix
 #
 # On NumPy, adding a host array to a tensor's data just works, so a bug that would crash on a GPU
 # passes every CPU test. Under `"strict"`, it fails with a message naming the fix:
@@ -67,7 +69,7 @@ print("explicit transfer works:", x.data + backend.asarray(np.ones(3)))
 backend.use("numpy")
 
 # %% [markdown]
-# ## 12.3 Is there a GPU here?
+# ## 13.3 Is there a GPU here?
 
 # %%
 try:
@@ -81,7 +83,7 @@ finally:
     backend.use("numpy")
 
 # %% [markdown]
-# ## 12.4 One training step on each backend
+# ## 13.4 One training step on each backend
 #
 # Build the model *after* switching (arrays made under one backend are not moved by a switch),
 # then time a step with `memory.step_time`, which waits for the GPU before reading the clock
@@ -117,7 +119,7 @@ plot_bars({name: s for name, s in seconds.items()}, ylabel="milliseconds (median
 # faster than the CPU: each op launches a kernel, and at this size the launches dominate. The gap
 # opens with larger H and batches (exercise 2).
 #
-# ## 12.5 What changes on CuPy
+# ## 13.5 What changes on CuPy
 #
 # Three things differ on a GPU, and the library handles each in one place:
 #
@@ -146,7 +148,7 @@ print(f"host waits during one forward and backward pass on the strict backend: {
 backend.use("numpy")
 
 # %% [markdown]
-# ## 12.6 Exercises
+# ## 13.6 Exercises
 #
 # 1. Run the whole test suite under the stand-in: `MINISHARE_BACKEND=strict python -m pytest -q`.
 #    Then break it on purpose: in a copy of an op, replace one `backend.xp` call with `numpy` and
@@ -156,7 +158,7 @@ backend.use("numpy")
 # 3. Where does `Tensor.numpy()` transfer, and why is it the only way a test reads a result?
 
 # %% [markdown]
-# ## 12.7 Predict, then run
+# ## 13.7 Predict, then run
 #
 # **Q1.** On the strict backend, what type does `backend.to_numpy(x.data)` return?
 

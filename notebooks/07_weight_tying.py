@@ -1,10 +1,12 @@
 # ---
 # jupyter:
 #   jupytext:
-#     formats: py:percent
+#     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -12,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # 6. Weight tying, plain and with a factorized embedding
+# # 7. Weight tying, plain and with a factorized embedding
 #
 # The oldest parameter sharing in language models: the output layer that scores the V words uses
 # the **input embedding matrix itself** (Press & Wolf, 2017; Inan et al., 2017). ALBERT's MLM head
@@ -34,7 +36,7 @@ from minishare.models import AlbertConfig, AlbertForPreTraining, AlbertMLMHead
 print(course.setup())
 
 # %% [markdown]
-# ## 6.1 The math
+# ## 7.1 The math
 #
 # The input side looks a token up: $x_t = W[\mathrm{id}_t]$, a row of $W \in \mathbb{R}^{V \times E}$.
 # The output side scores every word against the final state $h$ (mapped to size $E$ first when
@@ -50,7 +52,7 @@ print(course.setup())
 course.Source(AlbertMLMHead)
 
 # %% [markdown]
-# ## 6.2 Is my tying real, or a copy?
+# ## 7.2 Is my tying real, or a copy?
 #
 # A tie is one tensor reachable under two names. Equal values are not enough: a copy drifts away
 # after the first optimizer step.
@@ -77,7 +79,7 @@ print(f"after one step, the copy differs from the embedding by up to {gap:.4f}; 
       f"{np.abs(model.predictions.decoder.weight.data - embedding.data).max():.4f}")
 
 # %% [markdown]
-# ## 6.3 From scratch: the tied gradient is the sum of two uses
+# ## 7.3 From scratch: the tied gradient is the sum of two uses
 #
 # In float64: compute the gradient of the tied model, then of an untied twin with the same values,
 # and add the twin's two gradients.
@@ -100,7 +102,7 @@ print(f"rows the lookup touches: {int((np.abs(as_lookup).sum(1) > 0).sum())} of 
       f"rows the output layer touches: {int((np.abs(as_output).sum(1) > 0).sum())}")
 
 # %% [markdown]
-# ## 6.4 What tying saves, plain and factorized
+# ## 7.4 What tying saves, plain and factorized
 #
 # Untying adds one $V \times E$ matrix: $V \cdot H$ for BERT ($E = H$), only $V \cdot E$ for ALBERT.
 
@@ -122,7 +124,7 @@ plot_bars(counts, ylabel="parameters with pre-training heads (millions)",
           title="Tied against untied output layer: untying adds V × E (V = 30,000)")
 
 # %% [markdown]
-# ## 6.5 What tying costs, or gives: tied against untied at equal steps, over seeds
+# ## 7.5 What tying costs, or gives: tied against untied at equal steps, over seeds
 #
 # The `tying` experiment of `reproduce` trains not-shared ALBERTs with a tied and an untied output
 # layer, with plain ($E = H$) and factorized ($E < H$) embeddings, once per seed, on the embedded
@@ -130,13 +132,13 @@ plot_bars(counts, ylabel="parameters with pre-training heads (millions)",
 # committed full run.
 
 # %%
-result = course.experiment("tying", notebook="06")
+result = course.experiment("tying", notebook="07")
 
 # %%
-course.show_experiment("tying", result, notebook="06")
+course.show_experiment("tying", result, notebook="07")
 
 # %% [markdown]
-# ## 6.6 Exercises
+# ## 7.6 Exercises
 #
 # 1. Tie a `TransformerConfig` with `embedding_size=32, hidden_size=64`: where does the H → E map
 #    live in `minishare.models.seq2seq.OutputProjection`, and how many parameters does it add?
@@ -146,7 +148,7 @@ course.show_experiment("tying", result, notebook="06")
 # 3. Save a tied model with `minishare.save` and load it back: is the tie kept? (Check with `is`.)
 
 # %% [markdown]
-# ## 6.7 Predict, then run
+# ## 7.7 Predict, then run
 #
 # **Q1.** BERT-large has $V = 30{,}000$ and $H = E = 1024$. How many parameters does untying its
 # output layer add?

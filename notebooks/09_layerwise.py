@@ -1,10 +1,12 @@
 # ---
 # jupyter:
 #   jupytext:
-#     formats: py:percent
+#     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -12,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # 8. ALBERT's Figure 1: what sharing does to the layers
+# # 9. ALBERT's Figure 1: what sharing does to the layers
 #
 # Lan et al. (2019, Sec. 3.1, Figure 1) plot "the L2 distances and cosine similarity (in terms of
 # degree) of the input and output embedding of each layer for BERT-large and ALBERT-large", and
@@ -38,7 +40,7 @@ from minishare.models import AlbertConfig, AlbertModel
 print(course.setup())
 
 # %% [markdown]
-# ## 8.1 The math
+# ## 9.1 The math
 #
 # Let $h_l$ be the input of layer $l$ and $h_{l+1}$ its output, both $(B, T, H)$. For every
 # non-padding token $t$:
@@ -49,7 +51,7 @@ print(course.setup())
 # and the value plotted for layer $l$ is the mean over all non-padding tokens of all examples.
 
 # %% [markdown]
-# ## 8.2 From scratch, then the library
+# ## 9.2 From scratch, then the library
 
 # %%
 minishare.manual_seed(0)
@@ -77,7 +79,7 @@ for key in by_hand:
 course.Source(layerwise.layer_transitions)
 
 # %% [markdown]
-# ## 8.3 The first point: a LayerNorm artifact
+# ## 9.3 The first point: a LayerNorm artifact
 #
 # With Post-LN, every layer's output leaves a LayerNorm whose gain starts at 1, so its norm is
 # $\sqrt{H}$ whatever the layer computed. The embedding output $h_0$ is not such an output (here
@@ -90,14 +92,14 @@ print("mean norm of h_0 .. h_4:", np.round(norms, 3), "  sqrt(H) =", round(math.
 print(f"the norm difference alone forces {abs(norms[1] - norms[0]) / library['l2'][0]:.0%} of the first distance")
 
 # %% [markdown]
-# ## 8.4 Figure 1, BERT-style against ALBERT-style, over seeds
+# ## 9.4 Figure 1, BERT-style against ALBERT-style, over seeds
 #
 # The `layerwise` experiment trains a BERT-style model ($E = H$, not shared) and an ALBERT-style
 # model ($E < H$, all-shared), Post-LN, $N = 12$, once per seed, and measures each trained model
 # and the same model untrained (seed for seed) on held-out batches.
 
 # %%
-result = course.experiment("layerwise", notebook="08")
+result = course.experiment("layerwise", notebook="09")
 
 # %%
 m = result["models"]
@@ -116,9 +118,9 @@ Markdown("\n".join(f"- {note}" for note in exp_layerwise.observations(result)))
 # tiny and briefly trained. Read the last sentence above before comparing the shape of the curves
 # with the paper's.
 #
-# ## 8.5 Exercises
+# ## 9.5 Exercises
 #
-# 1. Repeat 8.3 with `norm_position="pre"`: what is the norm of the layer outputs now, and does
+# 1. Repeat 9.3 with `norm_position="pre"`: what is the norm of the layer outputs now, and does
 #    the first point still stand apart?
 # 2. Define a "smoothness" of a curve yourself (e.g. the mean absolute change between
 #    neighbouring layers, first layer excluded, as `exp_layerwise.roughness`) and compute it for
@@ -127,7 +129,7 @@ Markdown("\n".join(f"- {note}" for note in exp_layerwise.observations(result)))
 #    does `np.arccos` give for a cosine of 1 + 1e-16?
 
 # %% [markdown]
-# ## 8.6 Predict, then run
+# ## 9.6 Predict, then run
 #
 # **Q1.** The same tiny model built with `norm_position="pre"`: is the mean norm of the output of
 # its second layer, $h_2$, larger or smaller than $\sqrt{H} = 5.657$, and by how much?
@@ -151,7 +153,7 @@ angles = np.degrees(np.arccos((u * v).sum(-1) / (np.linalg.norm(u, axis=-1) * np
 print(course.reveal(guess, round(float(angles.mean()), 1), "mean angle of random vector pairs (degrees)"))
 
 # %% [markdown]
-# ## 8.7 Your own pretrained ALBERT or BERT
+# ## 9.7 Your own pretrained ALBERT or BERT
 #
 # The curves above come from tiny models trained for minutes. The paper's come from ALBERT-large
 # and BERT-large. If you have a real pretrained ALBERT or BERT on disk in Hugging Face's layout (a
