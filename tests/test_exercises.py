@@ -159,10 +159,12 @@ def test_scan_resolves_imports_and_costs_the_task_that_uses_them():
 
 
 def test_shares_add_up_to_the_points_exactly():
-    for points, n in ((2, 3), (3, 7), (4, 6), (1, 9)):
+    for points, n in ((2, 3), (3, 7), (4, 6), (1, 9), (0.5, 3)):
         shares = grade.split(points, n)
-        assert len(shares) == n and sum(round(s * 10_000) for s in shares) == points * 10_000
-        assert max(shares) - min(shares) <= 1e-4 + 1e-12
+        assert len(shares) == n and sum(shares) == points            # floating point, exactly
+        assert max(shares) - min(shares) <= 1 / 1024
+    everything = [s for points, n in ((2, 3), (3, 7), (4, 6), (1, 9)) * 20 for s in grade.split(points, n)]
+    assert sum(everything) == 20 * (2 + 3 + 4 + 1)
 
 
 # ---------------------------------------------------------------------------- release

@@ -28,6 +28,7 @@ from minishare.exercises import catalog, cases, regions, release, sandbox, scan
 from minishare.files import atomic_write
 
 MAX_FILE = 5 * 2 ** 20            # bytes of one submitted file
+UNIT = 1024                       # a case's points are multiples of 1/UNIT (see ``split``)
 _JUDGING = threading.Lock()       # exercises are graded side by side; judges one at a time
 
 
@@ -219,10 +220,12 @@ def judge(graded, record, ref, breaches):
 
 
 def split(points, n):
-    """``n`` shares of ``points`` in units of 1/10,000 that add up to ``points`` exactly."""
-    units = round(points * 10_000)
+    """``n`` shares of ``points`` in units of 1/1024 (differing by at most one unit) that add up to
+    ``points`` exactly: binary fractions, so any sum of them in floating point is exact too, and
+    Gradescope's total of the ``max_score`` values is the assignment's points to the last bit."""
+    units = round(points * UNIT)
     base, extra = divmod(units, n)
-    return [(base + (i < extra)) / 10_000 for i in range(n)]
+    return [(base + (i < extra)) / UNIT for i in range(n)]
 
 
 def grade(root, submission, json_path=None, only=None, jobs=2, box=None, refs=None):
@@ -295,5 +298,5 @@ def gradescope(exercises, rows, notes):
     tests = [{"name": f"{r['task']} ({titles[r['task']]}) {r['name']}", "score": r["score"],
               "max_score": r["max_score"], "output": r["output"],
               "visibility": "after_published" if r["hidden"] else "visible"} for r in rows]
-    score = sum(round(r["score"] * 10_000) for r in rows) / 10_000
+    score = sum(r["score"] for r in rows)          # exact: binary fractions (``split``)
     return {"score": score, "output": "\n".join(notes), "stdout_visibility": "hidden", "tests": tests}

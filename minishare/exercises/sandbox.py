@@ -11,8 +11,8 @@ case: its data or its error. What keeps the grade out of the submission's reach:
   root, the worker runs as the grader's user and the audit hook of ``worker`` alone guards the
   files (``Sandbox.note`` says which).
 * **Nothing outlives a run.** The worker starts its own session; when it ends, its process group
-  is killed, and every process of the unprivileged user started since. (The worker's audit hook
-  refuses to start processes anyway.)
+  is killed, and every process of the unprivileged user started since, but for the sessions of
+  workers still running beside it. (The worker's audit hook refuses to start processes anyway.)
 * **Limits.** Address space, file size, core dumps and processes are capped (``resource``); a case
   that runs past its time is killed with its process, and the worker starts again with the cases
   that have not run, so a hang or a crash costs only the case it happens in.
@@ -28,6 +28,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 MAX_OUTPUT = 64 * 2 ** 20             # bytes a worker may send in all
@@ -55,6 +56,8 @@ class Sandbox:
         _readable(self.library)
         self.deny = [os.path.realpath(p) for p in deny]
         self.uid, self.gid, self.note = _choose_user(user, self.library)
+        self._running = set()            # pids of the workers alive now (each leads its session)
+        self._lock = threading.Lock()
 
     def close(self):
         shutil.rmtree(self.root, ignore_errors=True)
@@ -105,20 +108,26 @@ class Sandbox:
             json.dump(spec, f)
         os.chmod(spec_path, 0o644)
         started = time.time()
-        process = subprocess.Popen(
-            [sys.executable, "-I", os.path.join(self.library, "minishare", "exercises", "worker.py"), spec_path],
-            cwd=spec["scratch"], env=_environment(spec["scratch"]), pass_fds=(write,),
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            start_new_session=True, preexec_fn=_limits(self.uid is not None),
-            **({"user": self.uid, "group": self.gid, "extra_groups": []} if self.uid is not None else {}))
+        errors = open(os.path.join(run_dir, "stderr.txt"), "w+b")    # a file: a pipe could fill and block
+        with self._lock:                 # no sweep between the start and the record of it
+            process = subprocess.Popen(
+                [sys.executable, "-I", os.path.join(self.library, "minishare", "exercises", "worker.py"), spec_path],
+                cwd=spec["scratch"], env=_environment(spec["scratch"]), pass_fds=(write,),
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors,
+                start_new_session=True, preexec_fn=_limits(self.uid is not None),
+                **({"user": self.uid, "group": self.gid, "extra_groups": []} if self.uid is not None else {}))
+            self._running.add(process.pid)
         os.close(write)
         try:
             open_case, why = self._read(process, read, spec["run"], timeouts, result)
         finally:
             os.close(read)
+            with self._lock:
+                self._running.discard(process.pid)
             self._kill(process, started)
-        stderr = process.stderr.read().decode("utf-8", "replace")[-2000:] if process.stderr else ""
-        process.stderr.close()
+        errors.seek(max(0, os.fstat(errors.fileno()).st_size - 2000))
+        stderr = errors.read().decode("utf-8", "replace")
+        errors.close()
         done = [n for n in spec["run"] if n in result.records]
         if open_case is None:
             left = [n for n in spec["run"] if n not in result.records]
@@ -187,11 +196,13 @@ class Sandbox:
         process.wait()
         if self.uid is None:
             return
-        for pid in _processes_of(self.uid, since=started - 1):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        with self._lock:                 # the sessions of workers still running are theirs
+            for pid, session in _processes_of(self.uid, since=started - 1):
+                if session not in self._running:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
 
 
 def _parse(line):
@@ -254,7 +265,7 @@ def _choose_user(user, library):
 
 
 def _processes_of(uid, since):
-    """Pids of the processes of ``uid`` started after the time ``since`` (seconds since the epoch)."""
+    """(pid, session id) of the processes of ``uid`` started after ``since`` (seconds since the epoch)."""
     try:
         with open("/proc/stat", encoding="ascii") as f:
             boot = next(float(line.split()[1]) for line in f if line.startswith("btime"))
@@ -271,7 +282,7 @@ def _processes_of(uid, since):
             with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
             if boot + int(fields[19]) / ticks >= since:
-                pids.append(int(entry))
+                pids.append((int(entry), int(fields[3])))
         except (OSError, IndexError, ValueError):
             continue
     return pids
