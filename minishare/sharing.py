@@ -36,6 +36,9 @@ COMPONENTS = ("attention", "cross_attention", "ffn")
 TAKASE_KIYONO = ("sequence", "cycle", "cycle-rev", "cycle-rev-code")
 ALBERT = ("not-shared", "all-shared", "shared-attention", "shared-ffn")
 STRATEGIES = TAKASE_KIYONO + ALBERT + ("universal",)
+# N positions at most: far beyond the papers' deepest stacks (ALBERT's 48 layers, the Universal
+# Transformer's ACT steps), and the bound on a plan built from a number read from a file
+MAX_LAYERS = 4096
 
 
 def _check_int(value, name):
@@ -43,6 +46,16 @@ def _check_int(value, name):
     if isinstance(value, bool) or not isinstance(value, Integral):
         raise TypeError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
     return int(value)
+
+
+def _check_n_layers(n_layers):
+    """N as an int in [1, MAX_LAYERS], checked before a plan of that length is built."""
+    N = _check_int(n_layers, "n_layers")
+    if N < 1:
+        raise ValueError(f"n_layers must be at least 1, got {N}")
+    if N > MAX_LAYERS:
+        raise ValueError(f"n_layers must be at most {MAX_LAYERS:,} (sharing.MAX_LAYERS), got {N:,}")
+    return N
 
 
 def assign(strategy, n_layers, n_unique):
@@ -93,10 +106,8 @@ def assign(strategy, n_layers, n_unique):
         raise ValueError(
             f"unknown Takase & Kiyono strategy {strategy!r}; known: {', '.join(TAKASE_KIYONO)}"
         )
-    N = _check_int(n_layers, "n_layers")
+    N = _check_n_layers(n_layers)
     M = _check_int(n_unique, "n_unique")
-    if N < 1:
-        raise ValueError(f"n_layers must be at least 1, got {N}")
     if not 1 <= M <= N:
         raise ValueError(
             f"{strategy} needs 1 <= n_unique <= n_layers, got n_unique={M}, n_layers={N}: "
@@ -131,11 +142,17 @@ def _check_schedule(schedule, name):
     schedule = tuple(schedule)
     if not schedule:
         raise ValueError(f"{name} is empty: a plan needs at least one layer position")
+    if len(schedule) > MAX_LAYERS:
+        raise ValueError(f"{name} has {len(schedule):,} positions; n_layers must be at most "
+                         f"{MAX_LAYERS:,} (sharing.MAX_LAYERS)")
     for position, index in enumerate(schedule):
         if isinstance(index, bool) or not isinstance(index, Integral):
             raise TypeError(f"{name}[{position}] must be an int set index, got {index!r}")
         if index < 0:
             raise ValueError(f"{name}[{position}] is {index}; set indices start at 0")
+        if index >= len(schedule):    # (and the check of unused sets below stays small)
+            raise ValueError(f"{name}[{position}] is {index}, but {len(schedule)} positions can use "
+                             f"at most the sets 0..{len(schedule) - 1}")
     schedule = tuple(int(index) for index in schedule)
     unused = sorted(set(range(max(schedule) + 1)) - set(schedule))
     if unused:
@@ -251,9 +268,7 @@ class Plan:
             )
         if n_layers is None:
             raise ValueError(f"{sharing} needs n_layers")
-        N = _check_int(n_layers, "n_layers")
-        if N < 1:
-            raise ValueError(f"n_layers must be at least 1, got {N}")
+        N = _check_n_layers(n_layers)
         if sharing in TAKASE_KIYONO:
             if n_unique is None:
                 raise ValueError(f"{sharing} needs n_unique, the number M of distinct layers")
