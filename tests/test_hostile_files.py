@@ -247,7 +247,7 @@ def test_json_file_over_its_size_ceiling_is_refused_before_reading(tmp_path):
 
 # --- every field type-checked, named with the file and the range ------------------------------------
 @pytest.mark.parametrize("field, value, words", [
-    ("hidden_act", ["gelu"], ["hidden_act", "one of"]),
+    ("hidden_act", ["gelu"], ["hidden_act", "known: gelu"]),
     ("hidden_dropout_prob", "0.1", ["hidden_dropout_prob", "[0, 1)"]),
     ("hidden_size", 10 ** 12, ["hidden_size", "at most"]),
     ("layer_norm_eps", float("inf"), ["layer_norm_eps", "finite"]),
