@@ -151,6 +151,7 @@ def tokenized_text(tokenizer_path, vocab_size, batch_size, T):
     except ImportError:
         return None
     import numpy   # host-side ids
+    safeio.read_bytes(tokenizer_path, safeio.MAX_JSON_BYTES)     # a regular file of bounded size
     tokenizer = Tokenizer.from_file(str(tokenizer_path))
     tokenizer.enable_truncation(max_length=T)
     tokenizer.enable_padding(length=T)
@@ -264,8 +265,10 @@ def pretrained_figure(directory, out, input_ids=None, batch_size=8, seq_len=128,
                if os.path.exists(tokenizer_path) else " and no tokenizer.json in the folder")
         say(RANDOM_IDS_NOTE.format(why=why, B=batch_size, T=T, V=config.vocab_size))
     result = layer_transitions(model, [{"input_ids": backend.asarray(ids), "attention_mask": backend.asarray(mask)}])
-    with open(os.path.join(directory, "config.json"), encoding="utf-8") as f:
-        model_type = json.load(f)["model_type"]
+    if not all(math.isfinite(v) for v in result["l2"] + result["cosine_degrees"]):
+        raise FloatingPointError(f"{directory}: the model's hidden states are not finite on these ids "
+                                 "(its weights overflow); nothing written")
+    model_type = safeio.load_json(os.path.join(directory, "config.json"))["model_type"]
     record = {"pretrained": os.fspath(directory), "model_type": model_type,
               "layers": config.num_hidden_layers, "hidden_size": config.hidden_size,
               "embedding_size": config.embedding_size, "plan": str(config.plan()),

@@ -205,6 +205,7 @@ def _lines(file):
             if offset == 0:
                 line = line.removeprefix("\ufeff")
             offset += len(raw)
+            del raw                           # a corpus may be one line: hold it once, not twice
             yield from line.splitlines()      # the line breaks str.splitlines knows, as before
 
 

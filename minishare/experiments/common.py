@@ -26,10 +26,12 @@ def corpus_documents(corpus="default", seed=0):
     return data.load_text(corpus)
 
 
-def load_tokenizer(documents, vocab_size, path=None):
+def load_tokenizer(documents, vocab_size, path=None, progress=False):
     """A BPE tokenizer trained on ``documents`` (deterministic, and under a second on the default
-    corpus, so it is retrained rather than cached); saved to ``path`` when given."""
-    tokenizer = data.Tokenizer.train([" ".join(d) for d in documents], vocab_size=vocab_size)
+    corpus, so it is retrained rather than cached); saved to ``path`` when given. ``progress``:
+    a bar of the merges (a large corpus of your own can take minutes)."""
+    tokenizer = data.Tokenizer.train((" ".join(d) for d in documents), vocab_size=vocab_size,
+                                     progress=progress)
     if path:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         tokenizer.save(path)
@@ -82,7 +84,9 @@ def run_training(task="pretrain", preset="albert-tiny", overrides=None, objectiv
     ``save_every`` steps (default 50), atomically. With ``resume``, continue from that checkpoint
     exactly; the other arguments must then be the run's own, except those in
     ``run_folder.MAY_CHANGE_ON_RESUME``. With ``overwrite=False`` an existing run in ``out`` is
-    refused. Every argument is checked before anything is written.
+    refused. Every argument is checked before anything is written. While it runs it holds the
+    lock of ``out`` (``run_folder.locked``): a second run into ``out`` is refused with
+    ``run_folder.RunInUse``, and a resumed checkpoint must be this run's (``run_folder.identity``).
 
     SIGINT (Ctrl-C) or SIGTERM ends the run after the current step, saved, with
     ``TrainingInterrupted``; a loss or gradient that stops being finite ends it with
@@ -132,7 +136,8 @@ def _run_training(arguments, out, resume, progress, overwrite, dp, writes, warmu
                                warmup_steps=warmup, progress=progress and writes)
     # everything is built in memory first, so that a refused argument leaves ``out`` untouched
     if tokenizer is None and task not in SEQ2SEQ_TASKS:
-        tokenizer = load_tokenizer(corpus_documents(a["corpus"], seed), a["vocab_size"])
+        tokenizer = load_tokenizer(corpus_documents(a["corpus"], seed), a["vocab_size"],
+                                   progress=progress and writes)
     t, V = make_task(task, seed, a["batch_size"], a["seq_len"], a["objective"], a["corpus"], a["vocab_size"],
                      tokenizer=tokenizer)
     ms_random.manual_seed(seed)

@@ -103,11 +103,9 @@ def saved_run(out):
                              f"{arguments['overrides']!r:.60}")
         check_arguments(arguments)
         return settings
-    except (OSError, ValueError) as err:
-        message = err if isinstance(err, OSError) else err.args[0]
-        if str(path) in str(message):
-            raise ValueError(f"cannot resume: {message}") from None
-        raise ValueError(f"cannot resume: {path}: {message}") from None
+    except (OSError, ValueError) as err:     # safeio's messages name the file already
+        message = str(err) if isinstance(err, OSError) else err.args[0]
+        raise ValueError(f"cannot resume: {message if path in message else f'{path}: {message}'}") from None
 
 
 def resume_conflicts(saved, requested):
