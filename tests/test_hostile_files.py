@@ -319,8 +319,9 @@ def _sharded(tmp_path, shard_of):
     return folder
 
 
-def test_index_shard_outside_the_folder_is_refused(tmp_path):
-    outside = str(tmp_path / "elsewhere.safetensors")
+@pytest.mark.parametrize("absolute", [True, False])
+def test_index_shard_outside_the_folder_is_refused(absolute, tmp_path):
+    outside = str(tmp_path / "elsewhere.safetensors") if absolute else "../elsewhere.safetensors"
     folder = _sharded(tmp_path, lambda name: [outside if "pooler" in name else "a.safetensors"])
     with pytest.raises(HubError, match="outside"):
         AlbertForPreTraining.from_pretrained(folder)
