@@ -5,11 +5,26 @@ Transformers smaller (ALBERT, the Universal Transformer, Takase & Kiyono).
     x = minishare.tensor([[1.0, 2.0]], requires_grad=True)
     (x * x).sum().backward()      # x.grad == 2x
 """
-from minishare import backend
-from minishare.gradcheck import GradcheckError, gradcheck
-from minishare.random import manual_seed
-from minishare.tensor import Function, Tensor, as_tensor, is_grad_enabled, no_grad, tensor
-from minishare.threads import get_num_threads, set_num_threads
+import sys
+
+
+def _interrupted_while_starting(kind, value, traceback, default=sys.excepthook):
+    """For ``python -m minishare``: a Ctrl-C while this package is still being imported, before
+    the command line can catch anything, ends with one line like a Ctrl-C a moment later."""
+    if issubclass(kind, KeyboardInterrupt):
+        print("python -m minishare: interrupted", file=sys.stderr)
+    else:
+        default(kind, value, traceback)
+
+
+if sys.argv[:1] == ["-m"] and "minishare" in sys.orig_argv:   # runpy is importing us to run us
+    sys.excepthook = _interrupted_while_starting
+
+from minishare import backend  # noqa: E402
+from minishare.gradcheck import GradcheckError, gradcheck  # noqa: E402
+from minishare.random import manual_seed  # noqa: E402
+from minishare.tensor import Function, Tensor, as_tensor, is_grad_enabled, no_grad, tensor  # noqa: E402
+from minishare.threads import get_num_threads, set_num_threads  # noqa: E402
 from minishare.analysis.params import count_parameters      # noqa: E402 (needs the engine above)
 from minishare.checkpoint import CheckpointError, load, save  # noqa: E402
 

@@ -28,7 +28,7 @@ import zlib
 
 import numpy   # host-side file format: checkpoints are always NumPy arrays on disk
 
-from minishare import backend
+from minishare import backend, safeio
 from minishare.files import atomic_write
 from minishare.nn import init
 
@@ -97,6 +97,10 @@ def load(path, with_training_state=False):
         for name, shape in shapes.items():
             archive.check_holds(f"param/{name}", shape, meta["config"])
         state = {name: archive.read(f"param/{name}", kind="f") for name in shapes}
+        for name, array in state.items():
+            if not numpy.isfinite(array).all():
+                raise CheckpointError(f"{path}: the parameter {name} holds values that are not finite "
+                                      "(NaN or inf); a model with them computes NaN")
         train = _decode(path, meta["train"], archive) if with_training_state and "train" in meta else None
     model = classes[meta["model_class"]](config)
     own_aliases = aliases(model)
@@ -126,12 +130,16 @@ class _Archive:
         self.path = path
         if not os.path.exists(path):
             raise FileNotFoundError(f"checkpoint {path} does not exist")
+        size = safeio.regular_file(path, error=CheckpointError)
         try:
             self.zip = zipfile.ZipFile(path)
             self.entries = {info.filename[:-len(".npy")]: info for info in self.zip.infolist()}
         except (zipfile.BadZipFile, OSError, ValueError, EOFError) as err:
             raise CheckpointError(f"{path}: not a checkpoint: not a .npz archive, or a truncated one "
                                   f"({type(err).__name__}: {err})") from None
+        if sum(info.compress_size for info in self.entries.values()) > size:
+            raise CheckpointError(f"{path}: its zip directory declares more stored bytes than the file's "
+                                  f"{size:,} (truncated or edited file)")
         if "__meta__" not in self.entries:
             raise CheckpointError(f"{path}: not a minishare checkpoint (no __meta__ entry)")
         for key, info in self.entries.items():
@@ -187,6 +195,11 @@ class _Archive:
                 if dtype.kind not in (kind or "biuf"):
                     raise CheckpointError(f"{self.path}: entry {key!r} has dtype {dtype}; expected "
                                           f"{'floating-point numbers' if kind == 'f' else 'numbers'}")
+                declared = math.prod(header[0]) * dtype.itemsize     # Python ints: no overflow
+                if declared > info.file_size:
+                    raise CheckpointError(f"{self.path}: entry {key!r} declares shape {header[0]} of "
+                                          f"{dtype} ({declared:,} bytes) but holds {info.file_size:,} "
+                                          "bytes (truncated or edited file); refused before allocating")
             with self.zip.open(info) as f:
                 return numpy.lib.format.read_array(f, allow_pickle=False)
         except CheckpointError:
@@ -207,9 +220,10 @@ def _meta(path, array):
         raise CheckpointError(f"{path}: the __meta__ entry must be JSON text as a 1-D uint8 array, got "
                               f"dtype {array.dtype} and shape {array.shape} (corrupt metadata)")
     try:
-        meta = json.loads(array.tobytes().decode())
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        text = array.tobytes().decode()
+    except UnicodeDecodeError as err:
         raise CheckpointError(f"{path}: corrupt metadata in __meta__ ({err})") from None
+    meta = safeio.parse_json(text, f"{path}: its __meta__ entry", CheckpointError)
     if not isinstance(meta, dict):
         raise CheckpointError(f"{path}: the __meta__ entry must hold a JSON object, got "
                               f"{type(meta).__name__} (corrupt metadata)")

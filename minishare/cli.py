@@ -226,7 +226,11 @@ def cmd_reproduce(args):
 
 def main(argv=None):
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except KeyboardInterrupt:
+        print(f"{parser.prog}: interrupted", file=sys.stderr)
+        return 130
     commands = {"train": cmd_train, "count": cmd_count, "plan": cmd_plan, "reproduce": cmd_reproduce,
                 "layerwise": cmd_layerwise}
     prefix = f"{parser.prog} {args.command}"

@@ -4,6 +4,10 @@ histories, tokenizers, figures, reports).
 The new content goes into a temporary file in the target's folder, is flushed to disk, and only
 then renamed over the target: a rename within one file system is atomic, so a reader (or a run
 that crashed halfway) sees either the old file or the complete new one, never half a file.
+
+A temporary file is named ``.<target>.<pid>.<random>.tmp``. A writer killed outright (SIGKILL, a
+power cut) cannot remove its own; the next write to the same target removes every temporary of
+that target whose process is gone, and leaves those of live writers alone.
 """
 import contextlib
 import os
@@ -17,7 +21,9 @@ def atomic_write(path, mode="w", **open_options):
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    prefix = f".{os.path.basename(path)}."
+    _clear_stale(folder, prefix)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f"{prefix}{os.getpid()}.", suffix=".tmp")
     try:
         with os.fdopen(fd, mode, **open_options) as f:
             yield f
@@ -29,3 +35,23 @@ def atomic_write(path, mode="w", **open_options):
         with contextlib.suppress(FileNotFoundError):
             os.remove(tmp)
         raise
+
+
+def _clear_stale(folder, prefix):
+    """Remove the temporaries ``prefix<pid>.<random>.tmp`` in ``folder`` whose process is gone."""
+    for name in os.listdir(folder):
+        if name.startswith(prefix) and name.endswith(".tmp"):
+            pid = name[len(prefix):].split(".")[0]
+            if not (pid.isdigit() and _alive(int(pid))):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(os.path.join(folder, name))
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):     # another user's process; a pid beyond the OS's
+        return True
+    return True

@@ -31,6 +31,9 @@ paper counts from 1). The checks of bad input come last in this file, after the 
 from minishare.checks import check_int, is_int
 
 COMPONENTS = ("attention", "cross_attention", "ffn")
+# N positions at most: far beyond the papers' deepest stacks (ALBERT's 48 layers, the Universal
+# Transformer's ACT steps), and the bound on a plan built from a number read from a file
+MAX_LAYERS = 4096
 
 
 # ---- Takase & Kiyono (2021), Sec. 2: M distinct layers serve N positions ----------------------
@@ -250,9 +253,12 @@ def _check_takase_kiyono(strategy, n_layers, n_unique):
 
 
 def _check_n_layers(n_layers):
+    """N as an int in [1, MAX_LAYERS], checked before a plan of that length is built."""
     N = check_int(n_layers, "n_layers")
     if N < 1:
         raise ValueError(f"n_layers must be at least 1, got {N}")
+    if N > MAX_LAYERS:
+        raise ValueError(f"n_layers must be at most {MAX_LAYERS:,} (sharing.MAX_LAYERS), got {N:,}")
     return N
 
 
@@ -324,11 +330,17 @@ def _checked_schedule(schedule, name):
     schedule = tuple(schedule)
     if not schedule:
         raise ValueError(f"{name} is empty: a plan needs at least one layer position")
+    if len(schedule) > MAX_LAYERS:
+        raise ValueError(f"{name} has {len(schedule):,} positions; n_layers must be at most "
+                         f"{MAX_LAYERS:,} (sharing.MAX_LAYERS)")
     for position, index in enumerate(schedule):
         if not is_int(index):
             raise TypeError(f"{name}[{position}] must be an int set index, got {index!r}")
         if index < 0:
             raise ValueError(f"{name}[{position}] is {index}; set indices start at 0")
+        if index >= len(schedule):    # (and the check of unused sets below stays small)
+            raise ValueError(f"{name}[{position}] is {index}, but {len(schedule)} positions can use "
+                             f"at most the sets 0..{len(schedule) - 1}")
     schedule = tuple(int(index) for index in schedule)
     unused = sorted(set(range(max(schedule) + 1)) - set(schedule))
     if unused:

@@ -58,6 +58,12 @@ class PretrainingTask:
         self.train = pretraining.PretrainingData(train_documents, tokenizer, max_seq_length,
                                                  task=objective, max_ngram=max_ngram)
         self.objective = objective
+        if len(eval_documents) < 2:     # (else the NSP evaluation below would be the one to complain)
+            raise ValueError(f"the held-out split has {len(eval_documents)} document(s); evaluation needs "
+                             "at least 2 (it reports sentence-order and next-sentence accuracy, ALBERT's "
+                             "Table 5, and a next-sentence example takes its second segment from another "
+                             "document): pre-training holds out 10% of the documents, so use a corpus of "
+                             "at least 20 documents (separated by blank lines)")
         self.eval_sets = {}
         for name in ("sop", "nsp"):
             data = pretraining.PretrainingData(eval_documents, tokenizer, max_seq_length, task=name,

@@ -36,7 +36,7 @@ import time
 
 import numpy   # only for numpy.errstate: the step's math runs on minishare.backend
 
-from minishare import backend, optim
+from minishare import backend, optim, safeio
 from minishare import random as ms_random
 from minishare.files import atomic_write
 from minishare.nn.utils import clip_grad_norm_
@@ -176,7 +176,12 @@ class Trainer:
                 "backend_rng": _backend_rng_state()}
 
     def load_state_dict(self, state):
-        self.step, self.elapsed = int(state["step"]), float(state["elapsed"])
+        step = safeio.integer(state["step"], "the training state's step", low=0)
+        if not isinstance(state["history"], list) or len(state["history"]) != step:
+            raise ValueError(f"the training state is at step {step} but its history has "
+                             f"{len(state['history']) if isinstance(state['history'], list) else 'no'} "
+                             "rows, one per step (edited or mismatched state)")
+        self.step, self.elapsed = step, float(state["elapsed"])
         self.history = [dict(row) for row in state["history"]]
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])

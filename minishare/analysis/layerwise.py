@@ -24,7 +24,7 @@ A layer that changes nothing reads exactly 0°.
 """
 import math
 
-from minishare import backend
+from minishare import backend, safeio
 from minishare.tensor import no_grad
 
 
@@ -151,6 +151,7 @@ def tokenized_text(tokenizer_path, vocab_size, batch_size, T):
     except ImportError:
         return None
     import numpy   # host-side ids
+    safeio.read_bytes(tokenizer_path, safeio.MAX_JSON_BYTES)     # a regular file of bounded size
     tokenizer = Tokenizer.from_file(str(tokenizer_path))
     tokenizer.enable_truncation(max_length=T)
     tokenizer.enable_padding(length=T)
@@ -166,22 +167,36 @@ def tokenized_text(tokenizer_path, vocab_size, batch_size, T):
 def load_input_ids(path, vocab_size, max_positions):
     """Token ids from ``path``: a ``.npy`` integer array (B, T) or (T,), or a text file with one
     sequence of whitespace-separated ids per line (shorter lines are padded and masked). The ids
-    must come from the model's own tokenizer. -> (input_ids (B, T), attention_mask (B, T)), host
-    NumPy arrays."""
+    must come from the model's own tokenizer. Every length is checked against
+    ``max_positions`` before an array of it is made (an .npy from its header, a text line from
+    its count of ids). -> (input_ids (B, T), attention_mask (B, T)), host NumPy arrays."""
     import numpy   # host-side file reading
+    size = safeio.regular_file(path)
     if str(path).endswith(".npy"):
+        with open(path, "rb") as f:
+            try:
+                version = numpy.lib.format.read_magic(f)
+                shape, _, dtype = (numpy.lib.format.read_array_header_1_0 if version == (1, 0)
+                                   else numpy.lib.format.read_array_header_2_0)(f)
+            except ValueError as error:
+                raise ValueError(f"{path}: not an .npy array file, as its name says ({error})") from None
+        if len(shape) not in (1, 2) or dtype.kind not in "iu":
+            raise ValueError(f"{path}: expected integer ids of shape (B, T) or (T,), got {dtype} {shape}")
+        _check_length(path, shape[-1], max_positions)
+        if math.prod(shape) * dtype.itemsize > size:
+            raise ValueError(f"{path}: its header declares {dtype} {shape}, more than the file's "
+                             f"{size:,} bytes hold (truncated file)")
         ids = numpy.load(path, allow_pickle=False)
-        if ids.ndim == 1:
-            ids = ids[None]
-        if ids.ndim != 2 or ids.dtype.kind not in "iu":
-            raise ValueError(f"{path}: expected integer ids of shape (B, T) or (T,), got {ids.dtype} {ids.shape}")
+        ids = ids[None] if ids.ndim == 1 else ids
         mask = numpy.ones(ids.shape, dtype=numpy.int64)
     else:
+        rows = []
         with open(path, encoding="utf-8") as f:
-            try:
-                rows = [[int(v) for v in line.split()] for line in f if line.strip()]
-            except ValueError as error:
-                raise ValueError(f"{path}: a line holds something that is not an integer id ({error})") from None
+            for number, line in enumerate(f, start=1):
+                words = line.split()
+                if words:
+                    _check_length(f"{path}, line {number}", len(words), max_positions)
+                    rows.append(_ids_of(words, f"{path}, line {number}", vocab_size))
         if not rows:
             raise ValueError(f"{path}: no token ids")
         T = max(map(len, rows))
@@ -192,10 +207,26 @@ def load_input_ids(path, vocab_size, max_positions):
     if ids.size == 0 or ids.min() < 0 or ids.max() >= vocab_size:
         raise ValueError(f"{path}: ids must lie in 0..{vocab_size - 1} (the model's vocabulary), got "
                          f"{ids.min() if ids.size else 'none'}..{ids.max() if ids.size else ''}")
-    if ids.shape[1] > max_positions:
-        raise ValueError(f"{path}: sequences of {ids.shape[1]} tokens, more than the model's "
-                         f"max_position_embeddings = {max_positions}")
     return ids.astype(numpy.int64), mask
+
+
+def _check_length(where, length, max_positions):
+    if length > max_positions:
+        raise ValueError(f"{where}: sequences of {length:,} tokens, more than the model's "
+                         f"max_position_embeddings = {max_positions}")
+
+
+def _ids_of(words, where, vocab_size):
+    """The ids of one text line, each checked as a Python int (no C long to overflow)."""
+    if not all(word.isascii() and word.isdigit() for word in words):
+        bad = next(word for word in words if not (word.isascii() and word.isdigit()))
+        raise ValueError(f"{where}: {bad[:20]!r} is not a token id (a non-negative integer)")
+    ids = [int(word) if len(word) <= 20 else vocab_size for word in words]   # (longer: out of range)
+    if max(ids) >= vocab_size:
+        bad = next(word for word, i in zip(words, ids) if i >= vocab_size)
+        raise ValueError(f"{where}: ids must lie in 0..{vocab_size - 1} (the model's vocabulary), got "
+                         f"{bad if len(bad) <= 20 else bad[:20] + '...'}")
+    return ids
 
 
 def pretrained_figure(directory, out, input_ids=None, batch_size=8, seq_len=128, seed=0, say=print):
@@ -234,8 +265,10 @@ def pretrained_figure(directory, out, input_ids=None, batch_size=8, seq_len=128,
                if os.path.exists(tokenizer_path) else " and no tokenizer.json in the folder")
         say(RANDOM_IDS_NOTE.format(why=why, B=batch_size, T=T, V=config.vocab_size))
     result = layer_transitions(model, [{"input_ids": backend.asarray(ids), "attention_mask": backend.asarray(mask)}])
-    with open(os.path.join(directory, "config.json"), encoding="utf-8") as f:
-        model_type = json.load(f)["model_type"]
+    if not all(math.isfinite(v) for v in result["l2"] + result["cosine_degrees"]):
+        raise FloatingPointError(f"{directory}: the model's hidden states are not finite on these ids "
+                                 "(its weights overflow); nothing written")
+    model_type = safeio.load_json(os.path.join(directory, "config.json"))["model_type"]
     record = {"pretrained": os.fspath(directory), "model_type": model_type,
               "layers": config.num_hidden_layers, "hidden_size": config.hidden_size,
               "embedding_size": config.embedding_size, "plan": str(config.plan()),

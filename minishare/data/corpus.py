@@ -16,6 +16,8 @@ and ALBERT read (one sentence per line, documents separated by blank lines).
 """
 import ast
 import functools
+import itertools
+import os
 import re
 import sys
 import sysconfig
@@ -24,15 +26,20 @@ from pathlib import Path
 
 import numpy as np
 
+from minishare import safeio
+
 # A sentence ends at ., ! or ? followed by space and a capital, digit, quote or bracket; "e.g." and
 # "i.e." are the abbreviations the documentation uses mid-sentence.
 _SENTENCE_END = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<=[.!?])\s+(?=[A-Z0-9\"“(\[])")
+# A whitespace run that is not a single space: only these are replaced (re.sub keeps a list of
+# the pieces between its matches, which for every single space would be a list of all the words)
+_WHITESPACE = re.compile(r"\s{2,}|[^\S ]")
 
 
 def split_sentences(text):
     """Split running text into sentences with the simple rule above; whitespace runs become one
     space. ``split_sentences("It runs.  Then it stops.") == ["It runs.", "Then it stops."]``."""
-    text = " ".join(text.split())
+    text = _WHITESPACE.sub(" ", text).strip()
     return [s for s in _SENTENCE_END.split(text) if s]
 
 
@@ -58,11 +65,11 @@ def _indent(line):
     return len(line) - len(line.lstrip(" "))
 
 
-def _paragraphs(text):
-    """Blocks of non-blank lines; a section title (a line over a rule of *, =, - ...) is a block of
-    its own even where no blank line sets it apart."""
+def _paragraphs(lines):
+    """Blocks of non-blank ``lines`` (an iterable of str); a section title (a line over a rule of
+    *, =, - ...) is a block of its own even where no blank line sets it apart."""
     block = []
-    for line in text.splitlines() + [""]:
+    for line in itertools.chain(lines, [""]):
         stripped = line.strip()
         if block and _HEADING_RULE.match(stripped):   # the line above is a title
             if len(block) > 1:
@@ -86,7 +93,7 @@ def _clean_sections(text):
     """
     sections, sentences = [], []
     code_indent = None   # blocks indented at least this deep are the example after a colon
-    for block in _paragraphs(text):
+    for block in _paragraphs(text.splitlines()):
         if len(block) == 2 and _HEADING_RULE.match(block[1].strip()):
             sections.append(sentences)
             sentences, code_indent = [], None
@@ -159,31 +166,47 @@ def load_text(path):
     """Documents from a UTF-8 text file, or from every ``*.txt`` file of a folder (sorted by name).
 
     Documents are separated by blank lines; the lines of one document are joined and split into
-    sentences with ``split_sentences``. Raises ``FileNotFoundError`` for a missing path and
-    ``ValueError`` for a file that is not UTF-8, a file with no text, or a folder with no ``.txt``
-    file, each naming the file.
+    sentences with ``split_sentences``. Files are read a line at a time, and only regular files
+    are read (a FIFO or a device named ``*.txt`` is refused, not waited on). Raises
+    ``FileNotFoundError`` for a missing path and ``ValueError`` for a file that is not UTF-8 or
+    not a regular file, a file with no text, or a folder with no ``.txt`` file, each naming the
+    file.
     """
     path = Path(path)
     if path.is_dir():
         files = sorted(path.glob("*.txt"))
         if not files:
             raise ValueError(f"{path}: folder contains no .txt file")
-    elif path.is_file():
+    elif os.path.lexists(path):
         files = [path]
     else:
         raise FileNotFoundError(f"{path}: no such file or folder")
+    for file in files:                 # all checked before any is read
+        safeio.regular_file(file)
     documents = []
     for file in files:
-        try:
-            text = file.read_text(encoding="utf-8-sig")   # -sig: drop a byte-order mark (U+FEFF)
-        except UnicodeDecodeError as error:
-            raise ValueError(f"{file}: not UTF-8 text ({error.reason} at byte {error.start})"
-                             ) from None
-        found = [split_sentences(" ".join(block)) for block in _paragraphs(text)]
+        found = [split_sentences(" ".join(block)) for block in _paragraphs(_lines(file))]
         if not found:
             raise ValueError(f"{file}: contains no text")
         documents += found
     return documents
+
+
+def _lines(file):
+    """The lines of a UTF-8 file, read one at a time (a byte-order mark, U+FEFF, dropped)."""
+    with open(file, "rb") as f:
+        offset = 0
+        for raw in f:
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise ValueError(f"{file}: not UTF-8 text ({error.reason} at byte {offset + error.start})"
+                                 ) from None
+            if offset == 0:
+                line = line.removeprefix("\ufeff")
+            offset += len(raw)
+            del raw                           # a corpus may be one line: hold it once, not twice
+            yield from line.splitlines()      # the line breaks str.splitlines knows, as before
 
 
 # ---------------------------------------------------------------- the grammar corpus

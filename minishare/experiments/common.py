@@ -1,5 +1,6 @@
 """The pieces every experiment needs: corpus, tokenizer, model and task from a few settings, and
 ``run_training``, one training run with its outputs on disk."""
+import contextlib
 import json
 import os
 import signal
@@ -25,10 +26,12 @@ def corpus_documents(corpus="default", seed=0):
     return data.load_text(corpus)
 
 
-def load_tokenizer(documents, vocab_size, path=None):
+def load_tokenizer(documents, vocab_size, path=None, progress=False):
     """A BPE tokenizer trained on ``documents`` (deterministic, and under a second on the default
-    corpus, so it is retrained rather than cached); saved to ``path`` when given."""
-    tokenizer = data.Tokenizer.train([" ".join(d) for d in documents], vocab_size=vocab_size)
+    corpus, so it is retrained rather than cached); saved to ``path`` when given. ``progress``:
+    a bar of the merges (a large corpus of your own can take minutes)."""
+    tokenizer = data.Tokenizer.train((" ".join(d) for d in documents), vocab_size=vocab_size,
+                                     progress=progress)
     if path:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         tokenizer.save(path)
@@ -81,7 +84,9 @@ def run_training(task="pretrain", preset="albert-tiny", overrides=None, objectiv
     ``save_every`` steps (default 50), atomically. With ``resume``, continue from that checkpoint
     exactly; the other arguments must then be the run's own, except those in
     ``run_folder.MAY_CHANGE_ON_RESUME``. With ``overwrite=False`` an existing run in ``out`` is
-    refused. Every argument is checked before anything is written.
+    refused. Every argument is checked before anything is written. While it runs it holds the
+    lock of ``out`` (``run_folder.locked``): a second run into ``out`` is refused with
+    ``run_folder.RunInUse``, and a resumed checkpoint must be this run's (``run_folder.identity``).
 
     SIGINT (Ctrl-C) or SIGTERM ends the run after the current step, saved, with
     ``TrainingInterrupted``; a loss or gradient that stops being finite ends it with
@@ -101,7 +106,16 @@ def run_training(task="pretrain", preset="albert-tiny", overrides=None, objectiv
         raise run_folder.BadArgument("batch_size", f"must be at least the number of ranks ({dp.size}) "
                                      "in data-parallel training: every rank takes a share of the batch", batch_size)
     writes = dp is None or dp.rank == 0
-    ckpt = os.path.join(out, "checkpoint.npz")
+    # the folder's lock is held from before its files are looked at until the run ends
+    with run_folder.locked(out) if writes else contextlib.nullcontext():
+        return _run_training(arguments, out, resume, progress, overwrite, dp, writes, warmup_steps)
+
+
+def _run_training(arguments, out, resume, progress, overwrite, dp, writes, warmup_steps):
+    """``run_training`` once its arguments are checked and its folder locked."""
+    a = arguments
+    task, steps, seed = a["task"], a["steps"], a["seed"]
+    ckpt, tokenizer_path = os.path.join(out, "checkpoint.npz"), os.path.join(out, "tokenizer.json")
     tokenizer = None
     if resume:
         saved = run_folder.saved_run(out)
@@ -112,21 +126,29 @@ def run_training(task="pretrain", preset="albert-tiny", overrides=None, objectiv
             raise ValueError(f"cannot resume {out} with other settings: " + "; ".join(
                 f"{name}={new!r} (the run has {old!r})" for name, new, old in conflicts))
         if task not in SEQ2SEQ_TASKS:
-            tokenizer = data.Tokenizer.load(os.path.join(out, "tokenizer.json"))
+            tokenizer = data.Tokenizer.load(tokenizer_path)
     elif not overwrite and run_folder.existing_run(out):
         raise FileExistsError(f"{out} already holds a run ({', '.join(run_folder.existing_run(out))}): "
                               "continue it with --resume (resume=True) or replace it with --overwrite "
                               "(overwrite=True)")
     warmup = min(arguments["warmup_steps"], steps) if resume else arguments["warmup_steps"]  # resumed shorter
-    train_config = TrainConfig(steps=steps, lr=lr, optimizer=optimizer, eval_every=eval_every,
+    train_config = TrainConfig(steps=steps, lr=a["lr"], optimizer=a["optimizer"], eval_every=a["eval_every"],
                                warmup_steps=warmup, progress=progress and writes)
     # everything is built in memory first, so that a refused argument leaves ``out`` untouched
     if tokenizer is None and task not in SEQ2SEQ_TASKS:
-        tokenizer = load_tokenizer(corpus_documents(corpus, seed), vocab_size)
-    t, V = make_task(task, seed, batch_size, seq_len, objective, corpus, vocab_size, tokenizer=tokenizer)
+        tokenizer = load_tokenizer(corpus_documents(a["corpus"], seed), a["vocab_size"],
+                                   progress=progress and writes)
+    t, V = make_task(task, seed, a["batch_size"], a["seq_len"], a["objective"], a["corpus"], a["vocab_size"],
+                     tokenizer=tokenizer)
     ms_random.manual_seed(seed)
     if resume:
         model, state = checkpoint.load(ckpt, with_training_state=True)
+        identity = run_folder.identity(arguments, saved["model"],
+                                       tokenizer_path if task not in SEQ2SEQ_TASKS else None)
+        conflicts = run_folder.identity_conflicts(state.get("run"), identity)
+        if conflicts:
+            raise checkpoint.CheckpointError(f"{ckpt} belongs to another run than the one in {out}: "
+                                             + "; ".join(conflicts))
         if model.config.vocab_size != V:
             raise checkpoint.CheckpointError(f"{ckpt}: its vocabulary has {model.config.vocab_size} "
                                              f"tokens, the tokenizer of the run {V}")
@@ -137,32 +159,36 @@ def run_training(task="pretrain", preset="albert-tiny", overrides=None, objectiv
             raise checkpoint.CheckpointError(f"{ckpt}: malformed training state "
                                              f"({type(err).__name__}: {err})") from None
     else:
-        model = build_model(task, make_config(task, V, preset, overrides, seq_len))
+        model = build_model(task, make_config(task, V, a["preset"], a["overrides"], a["seq_len"]))
         trainer = Trainer(model, t, train_config, data_parallel=dp)
     if dp is not None:
         dp.broadcast_parameters(model.parameters())
 
+    identity = None
     if writes:
-        run_folder.check_writable(out)
         run_folder.clear(out, run_files=not resume)
         if tokenizer is not None and not resume:
-            tokenizer.save(os.path.join(out, "tokenizer.json"))
-        settings = dict(task=task, preset=preset, overrides=overrides, objective=objective, corpus=corpus,
-                        vocab_size=V, seq_len=seq_len, steps=steps, batch_size=batch_size, lr=lr,
-                        optimizer=optimizer, seed=seed, model=model.config.to_dict(), arguments=arguments,
-                        ranks=1 if dp is None else dp.size)
+            tokenizer.save(tokenizer_path)
+        settings = dict(task=task, preset=a["preset"], overrides=a["overrides"], objective=a["objective"],
+                        corpus=a["corpus"], vocab_size=V, seq_len=a["seq_len"], steps=steps,
+                        batch_size=a["batch_size"], lr=a["lr"], optimizer=a["optimizer"], seed=seed,
+                        model=model.config.to_dict(), arguments=arguments, ranks=1 if dp is None else dp.size)
         with atomic_write(os.path.join(out, "config.json"), "w") as f:
             json.dump(settings, f, indent=1, default=str)
-    history = _train_saving(model, trainer, out, arguments["save_every"], resumed=resume, writes=writes)
+        identity = run_folder.identity(arguments, settings["model"],
+                                       tokenizer_path if tokenizer is not None else None)
+    history = _train_saving(model, trainer, out, arguments["save_every"], resumed=resume, writes=writes,
+                            identity=identity)
     evals = [row for row in history if any(k.startswith("eval_") for k in row)]
     final = {k: v for k, v in (evals[-1] if evals else history[-1]).items()}
     return {"model": model, "trainer": trainer, "history": history, "final": final}
 
 
-def _train_saving(model, trainer, out, save_every, resumed, writes=True):
+def _train_saving(model, trainer, out, save_every, resumed, writes=True, identity=None):
     """Train, saving checkpoint and history every ``save_every`` steps, on a stop request and
-    at the end; see run_training for what stops it. Data-parallel: only the rank that ``writes``
-    saves, and a stop request on any rank stops every rank after the same step."""
+    at the end; see run_training for what stops it. Each checkpoint records the run's
+    ``identity`` (``run_folder.identity``). Data-parallel: only the rank that ``writes`` saves,
+    and a stop request on any rank stops every rank after the same step."""
     ckpt, saved = os.path.join(out, "checkpoint.npz"), {"step": trainer.step if resumed else None}
 
     def save():
@@ -170,9 +196,9 @@ def _train_saving(model, trainer, out, save_every, resumed, writes=True):
             return
         if not all(bool(backend.xp.isfinite(p.data).all()) for p in model.parameters()):
             raise FloatingPointError(f"training diverged: the weights are not finite after step {trainer.step}")
-        checkpoint.save(model, ckpt, trainer.state_dict())
-        save_history(trainer.history, os.path.join(out, "history.csv"))
+        checkpoint.save(model, ckpt, {**trainer.state_dict(), "run": identity})
         saved["step"] = trainer.step
+        save_history(trainer.history, os.path.join(out, "history.csv"))
 
     def after_step():
         if trainer.step % save_every == 0:
@@ -193,6 +219,12 @@ def _train_saving(model, trainer, out, save_every, resumed, writes=True):
             kept = (f"the last good checkpoint (step {saved['step']}) and the history are in {out}"
                     if saved["step"] is not None else f"no checkpoint was saved yet; the history is in {out}")
             raise run_folder.TrainingDiverged(f"{err}; {kept}") from None
+        except KeyboardInterrupt:       # a second signal: stopped at once, mid-step or mid-save
+            if saved["step"] is None:
+                raise
+            raise run_folder.TrainingInterrupted(
+                signal.SIGINT, saved["step"], out, f"interrupted at once by a second signal; the last "
+                f"checkpoint (step {saved['step']}) is in {out}") from None
     if stopping():
         raise run_folder.TrainingInterrupted(stop.signal or signal.SIGTERM, trainer.step, out)
     return trainer.history

@@ -4,17 +4,32 @@ A run folder holds ``config.json`` (the arguments of the run and the model's con
 ``tokenizer.json``, ``checkpoint.npz`` and ``history.csv``. A new run never lands on top of an
 existing one by accident; a resumed run must be the same run (model, data, optimizer, seed), and
 only its length and bookkeeping (``MAY_CHANGE_ON_RESUME``) may differ.
+
+While a run uses its folder it holds the folder's lock, ``.lock`` (a file holding its pid and
+host, created exclusively): a second run into the folder, with or without ``--overwrite`` or
+``--resume``, is refused while the first lives; a lock whose process is gone (same host, no such
+pid) is stale and taken over. The checkpoint records what it belongs to (``identity``: the run's
+arguments, and digests of the model configuration and of tokenizer.json), so that a checkpoint
+copied from another run, or an edited config.json or tokenizer.json, is refused on resume.
 """
+import contextlib
+import hashlib
 import json
 import math
 import os
+import socket
 import tempfile
 
+from minishare import safeio
 from minishare.checks import is_int, is_real
 
 RUN_FILES = ("config.json", "tokenizer.json", "checkpoint.npz", "history.csv")
+LOCK = ".lock"
 MAY_CHANGE_ON_RESUME = ("steps", "eval_every", "save_every")
 DEFAULT_SAVE_EVERY = 50
+# run_training's keywords that config.json records as the run's "arguments"
+ARGUMENTS = ("task", "preset", "overrides", "objective", "corpus", "vocab_size", "seq_len", "steps",
+             "batch_size", "lr", "optimizer", "eval_every", "seed", "warmup_steps", "save_every")
 
 
 class BadArgument(ValueError):
@@ -26,12 +41,17 @@ class BadArgument(ValueError):
 
 
 class TrainingInterrupted(Exception):
-    """SIGINT or SIGTERM stopped ``run_training``, which saved its checkpoint and history first."""
+    """SIGINT or SIGTERM stopped ``run_training``, which saved its checkpoint and history first
+    (or, at a second signal, stopped at once: ``message`` then says which checkpoint is kept)."""
 
-    def __init__(self, signal, step, out):
-        super().__init__(f"interrupted by {signal.name} after step {step}: checkpoint and history "
-                         f"saved in {out}")
+    def __init__(self, signal, step, out, message=None):
+        super().__init__(message or f"interrupted by {signal.name} after step {step}: checkpoint and "
+                         f"history saved in {out}")
         self.signal, self.step, self.out = signal, step, out
+
+
+class RunInUse(FileExistsError):
+    """Another live run holds the folder's lock."""
 
 
 class TrainingDiverged(FloatingPointError):
@@ -50,6 +70,9 @@ def check_arguments(arguments):
     lr = arguments["lr"]
     if not is_real(lr) or not (math.isfinite(lr) and lr > 0):
         raise BadArgument("lr", "must be a positive finite number", lr)
+    warmup = arguments["warmup_steps"]
+    if not is_int(warmup) or warmup < 0:
+        raise BadArgument("warmup_steps", "must be an integer >= 0", warmup)
 
 
 def existing_run(out):
@@ -59,19 +82,30 @@ def existing_run(out):
 
 def saved_run(out):
     """The settings of the run in ``out`` (its config.json): ``arguments`` (run_training's
-    keywords) and ``model`` (the model's configuration)."""
+    keywords, each checked) and ``model`` (the model's configuration)."""
     checkpoint = os.path.join(out, "checkpoint.npz")
     if not os.path.exists(checkpoint):
         raise FileNotFoundError(f"cannot resume: {checkpoint} does not exist")
+    path = os.path.join(out, "config.json")
     try:
-        with open(os.path.join(out, "config.json"), encoding="utf-8") as f:
-            settings = json.load(f)
-        if not isinstance(settings["arguments"], dict) or not isinstance(settings["model"], dict):
-            raise TypeError("arguments and model must be JSON objects")
+        settings = safeio.load_json(path)
+        if not isinstance(settings, dict) or not isinstance(settings.get("arguments"), dict) \
+                or not isinstance(settings.get("model"), dict):
+            raise ValueError("its arguments and model must be JSON objects")
+        arguments = settings["arguments"]
+        missing = [name for name in ARGUMENTS if name not in arguments]
+        unknown = sorted(set(arguments) - set(ARGUMENTS))
+        if missing or unknown:
+            raise ValueError("; ".join([f"missing argument {name}" for name in missing]
+                                       + [f"unknown argument {name}" for name in unknown]))
+        if not isinstance(arguments["overrides"], dict):
+            raise ValueError(f"the argument overrides must be a JSON object of model fields, got "
+                             f"{arguments['overrides']!r:.60}")
+        check_arguments(arguments)
         return settings
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise ValueError(f"cannot resume: {os.path.join(out, 'config.json')} does not record the "
-                         f"run's arguments ({type(err).__name__}: {err})") from None
+    except (OSError, ValueError) as err:     # safeio's messages name the file already
+        message = str(err) if isinstance(err, OSError) else err.args[0]
+        raise ValueError(f"cannot resume: {message if path in message else f'{path}: {message}'}") from None
 
 
 def resume_conflicts(saved, requested):
@@ -116,3 +150,90 @@ def clear(out, run_files=True):
 def _json(value):
     """A value as config.json stores it (a tuple reads back as a list)."""
     return json.loads(json.dumps(value, default=str))
+
+
+@contextlib.contextmanager
+def locked(out):
+    """Hold the lock of the run folder ``out`` for the block (making the folder, and removing it
+    again afterwards if it is still empty); ``RunInUse`` if another live run holds it."""
+    created = not os.path.isdir(out)
+    check_writable(out)
+    path = os.path.join(out, LOCK)
+    while True:
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            break
+        except FileExistsError:
+            owner = _lock_owner(path)
+            if not _stale(owner):
+                who = (f"pid {owner['pid']} on host {owner['host']}" if owner else
+                       "an unreadable owner")
+                raise RunInUse(f"{out} is in use by another run ({who}; lock file {path}): wait for it "
+                               "to end, or remove the lock file if that run is gone") from None
+            with contextlib.suppress(FileNotFoundError):   # stale: its owner is gone
+                os.remove(path)
+    with os.fdopen(fd, "w") as f:
+        json.dump({"pid": os.getpid(), "host": socket.gethostname()}, f)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path)
+        if created:
+            with contextlib.suppress(OSError):          # only if nothing was written there
+                os.rmdir(out)
+
+
+def _lock_owner(path):
+    """{"pid", "host"} from a lock file, or None if it cannot be read as one."""
+    try:
+        owner = safeio.load_json(path, limit=4096)
+    except (OSError, ValueError):
+        return None
+    if isinstance(owner, dict) and isinstance(owner.get("host"), str) \
+            and type(owner.get("pid")) is int and owner["pid"] > 0:
+        return owner
+    return None
+
+
+def _stale(owner):
+    """True when the lock's process is known to be gone: this host, and no process of that pid."""
+    if owner is None or owner["host"] != socket.gethostname():
+        return False                  # unreadable (being written?) or another machine's: in use
+    try:
+        os.kill(owner["pid"], 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:           # alive, another user's
+        return False
+    return False
+
+
+def identity(arguments, model, tokenizer_path):
+    """What a checkpoint belongs to: the run's arguments that may not change on resume, and
+    SHA-256 digests of the model configuration and of the tokenizer file (None without one)."""
+    tokenizer = None
+    if tokenizer_path is not None:
+        with open(tokenizer_path, "rb") as f:
+            tokenizer = hashlib.sha256(f.read()).hexdigest()
+    return {"arguments": _json({k: v for k, v in arguments.items() if k not in MAY_CHANGE_ON_RESUME}),
+            "model": hashlib.sha256(json.dumps(_json(model), sort_keys=True).encode()).hexdigest(),
+            "tokenizer": tokenizer}
+
+
+def identity_conflicts(recorded, expected):
+    """["what (the checkpoint's value, the folder's value)"] where a checkpoint's recorded
+    ``identity`` differs from the run folder's; a checkpoint without one conflicts wholly."""
+    if not isinstance(recorded, dict) or set(recorded) != set(expected):
+        return ["it records no run identity (saved by another program or an older minishare)"]
+    conflicts = []
+    old, new = recorded["arguments"], expected["arguments"]
+    if not isinstance(old, dict):
+        return ["its recorded arguments are not a JSON object"]
+    for name in sorted(set(old) | set(new)):
+        if old.get(name) != new.get(name):
+            conflicts.append(f"{name}={old.get(name)!r} (config.json: {new.get(name)!r})")
+    for part, file in (("model", "config.json's model"), ("tokenizer", "tokenizer.json")):
+        if recorded[part] != expected[part]:
+            conflicts.append(f"{part} digest {str(recorded[part])[:12]} ({file}: {str(expected[part])[:12]})")
+    return conflicts

@@ -3,8 +3,12 @@
 sharing fields this course adds."""
 import dataclasses
 
-from minishare import sharing
+from minishare import safeio, sharing
 from minishare.nn.transformer import ACTIVATIONS, NORM_POSITIONS
+
+# V, E, H, the FFN width, positions: 16,777,216 is beyond any model of this course, and bounds what
+# a configuration read from an edited file can ask to build
+MAX_SIZE = 1 << 24
 
 
 @dataclasses.dataclass
@@ -128,30 +132,32 @@ class TransformerConfig:
 
 
 def validate(config):
-    """Refuse impossible configurations with a message naming the field."""
+    """Refuse impossible configurations with a message naming the field and the accepted range.
+    Sizes are bounded (``MAX_SIZE``, ``sharing.MAX_LAYERS``) so that a configuration read from an
+    edited file is refused before anything of that size is built."""
     name = type(config).__name__
-    for field in ("vocab_size", "embedding_size", "hidden_size", "num_hidden_layers",
+    for field in ("vocab_size", "hidden_size", "embedding_size", "num_hidden_layers",
                   "num_decoder_layers", "num_attention_heads", "intermediate_size",
                   "max_position_embeddings", "type_vocab_size"):
         if not hasattr(config, field):   # num_decoder_layers, type_vocab_size: one config only
             continue
-        value = getattr(config, field)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name}.{field} must be a positive int, got {value!r}")
+        layers = field in ("num_hidden_layers", "num_decoder_layers")
+        safeio.integer(getattr(config, field), f"{name}.{field}",
+                       high=sharing.MAX_LAYERS if layers else MAX_SIZE)
     if config.hidden_size % config.num_attention_heads:
         raise ValueError(f"{name}: num_attention_heads={config.num_attention_heads} does not divide "
                          f"hidden_size={config.hidden_size}")
-    if config.hidden_act not in ACTIVATIONS:
+    if not isinstance(config.hidden_act, str) or config.hidden_act not in ACTIVATIONS:
         raise ValueError(f"{name}.hidden_act must be one of {', '.join(ACTIVATIONS)}, got {config.hidden_act!r}")
-    if config.norm_position not in NORM_POSITIONS:
+    if not isinstance(config.norm_position, str) or config.norm_position not in NORM_POSITIONS:
         raise ValueError(f"{name}.norm_position must be 'post' or 'pre', got {config.norm_position!r}")
-    _check_number(config, "layer_norm_eps", "a positive number (it keeps LayerNorm's division finite)",
-                  lambda eps: eps > 0)
-    _check_number(config, "initializer_range", "a number >= 0 (the standard deviation of the initial "
-                  "weights)", lambda std: std >= 0)
+    safeio.number(config.layer_norm_eps, f"{name}.layer_norm_eps", "be a finite number > 0 (it keeps "
+                  "LayerNorm's division finite)", lambda eps: eps > 0)
+    safeio.number(config.initializer_range, f"{name}.initializer_range", "be a finite number >= 0 (the "
+                  "standard deviation of the initial weights)", lambda std: std >= 0)
     for field in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
-        if not 0 <= getattr(config, field) < 1:
-            raise ValueError(f"{name}.{field} must lie in [0, 1), got {getattr(config, field)}")
+        safeio.number(getattr(config, field), f"{name}.{field}", "lie in [0, 1)",
+                      lambda p: 0 <= p < 1)
     for field in ("tie_word_embeddings", "timestep_signal", "act"):
         if hasattr(config, field) and not isinstance(getattr(config, field), bool):
             raise ValueError(f"{name}.{field} must be True or False, got {getattr(config, field)!r}")
@@ -163,11 +169,10 @@ def validate(config):
                          f"{config.embedding_size} and hidden_size={config.hidden_size}: "
                          "without the projection the embeddings cannot reach the hidden size")
     if getattr(config, "act", False):
-        if not 0 < config.act_epsilon < 1:
-            raise ValueError(f"{name}.act_epsilon must lie in (0, 1) (the halting threshold is "
-                             f"1 − act_epsilon), got {config.act_epsilon!r}")
-        if not config.act_loss_weight >= 0:
-            raise ValueError(f"{name}.act_loss_weight must be >= 0, got {config.act_loss_weight!r}")
+        safeio.number(config.act_epsilon, f"{name}.act_epsilon", "lie in (0, 1) (the "
+                      "halting threshold is 1 − act_epsilon)", lambda eps: 0 < eps < 1)
+        safeio.number(config.act_loss_weight, f"{name}.act_loss_weight", "be >= 0 (a finite number)",
+                      lambda tau: tau >= 0)
     M, N = config.num_unique_layers, config.num_hidden_layers
     if M is not None and (not isinstance(M, int) or M < 1 or M > N):
         raise ValueError(f"{name}.num_unique_layers (M) must be an int with 1 <= M <= N = "
@@ -183,8 +188,3 @@ def validate(config):
             raise type(error)(f"{name}.sharing={config.sharing!r} with {field}={n_layers} and "
                               f"num_unique_layers={M!r}: {error}") from None
 
-
-def _check_number(config, field, wanted, ok):
-    value = getattr(config, field)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not ok(value):
-        raise ValueError(f"{type(config).__name__}.{field} must be {wanted}, got {value!r}")

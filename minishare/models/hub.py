@@ -56,13 +56,19 @@ float64 loads as float64; float32, float16 and bfloat16 load as float32 (a widen
 checkpoints carry are skipped (they are ``arange(P)`` and zeros, which the model builds itself), and
 LayerNorm parameters named ``gamma`` and ``beta`` (checkpoints converted from TensorFlow) are read
 as ``weight`` and ``bias``, as transformers does.
+
+Hostile or damaged folders are refused with the file and the tensor named, never half-loaded:
+files are read through ``minishare.safeio`` (regular files only, JSON bounded), an index's shards
+must lie in the folder and hold each tensor once, a LayerNorm may not carry both names of one
+parameter, and NaN or infinite weights, or float64 weights that would overflow float32, are
+refused; so is an integer ``dtype=``.
 """
 import json
 import os
 
 import numpy   # host-side file format: tensors are NumPy arrays on their way to and from disk
 
-from minishare import backend
+from minishare import backend, safeio
 from minishare.files import atomic_write
 
 CONFIG = "config.json"
@@ -229,7 +235,7 @@ def minishare_config(hf, where):
                        "models learn absolute positions only")
     if hf.get("is_decoder") or hf.get("add_cross_attention"):
         raise HubError(f"{where}: a decoder (is_decoder / add_cross_attention); minishare reads encoders")
-    if hf["hidden_act"] not in ACTIVATIONS:
+    if not isinstance(hf["hidden_act"], str) or hf["hidden_act"] not in ACTIVATIONS:
         raise HubError(f"{where}: hidden_act {hf['hidden_act']!r} has no minishare op (known: "
                        f"{', '.join(ACTIVATIONS)})")
     fields = {field: hf[field] for field in _COPIED_FIELDS}
@@ -238,10 +244,12 @@ def minishare_config(hf, where):
         fields.update(embedding_size=hf["hidden_size"], num_hidden_layers=hf["num_hidden_layers"],
                       sharing="not-shared")
     else:
-        N, G, K = (hf[f] for f in ("num_hidden_layers", "num_hidden_groups", "inner_group_num"))
-        for field, value in (("num_hidden_layers", N), ("num_hidden_groups", G), ("inner_group_num", K)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise HubError(f"{where}: {field} must be a positive int, got {value!r}")
+        from minishare.sharing import MAX_LAYERS
+        N, G, K = (safeio.integer(hf[field], f"{where}: {field}", high=MAX_LAYERS, error=HubError)
+                   for field in ("num_hidden_layers", "num_hidden_groups", "inner_group_num"))
+        if N * K > MAX_LAYERS:           # checked before the schedule of N · K positions is built
+            raise HubError(f"{where}: num_hidden_layers × inner_group_num = {N} × {K} layer positions; "
+                           f"at most {MAX_LAYERS:,} (sharing.MAX_LAYERS)")
         schedule = _hf_schedule(N, G, K)
         if len(set(schedule)) != G * K:
             raise HubError(f"{where}: num_hidden_groups={G} with num_hidden_layers={N} leaves groups "
@@ -372,14 +380,13 @@ def from_pretrained(cls, directory, dtype=None):
     _refuse_pickle(directory)
     if not os.path.isdir(directory):
         raise FileNotFoundError(f"from_pretrained: no folder {directory}")
+    if dtype is not None and numpy.dtype(dtype).kind != "f":
+        raise HubError(f"from_pretrained: dtype must be a floating-point type (numpy.float32, "
+                       f"numpy.float64), got {numpy.dtype(dtype)}: weights cast to it would be truncated")
     config_path = os.path.join(directory, CONFIG)
-    if not os.path.isfile(config_path):
+    if not os.path.lexists(config_path):
         raise FileNotFoundError(f"from_pretrained: {directory} has no {CONFIG}")
-    try:
-        with open(config_path, encoding="utf-8") as f:
-            hf = json.load(f)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise HubError(f"{config_path}: not JSON ({error})") from None
+    hf = safeio.load_json(config_path, error=HubError)
     if not isinstance(hf, dict):
         raise HubError(f"{config_path}: holds {type(hf).__name__}, not a JSON object")
     config, model_type = minishare_config(hf, config_path)
@@ -431,21 +438,22 @@ def _entries(directory):
     stored in the file is appended by ``_match_prefix``)."""
     safetensors = _safetensors()
     weights, index = os.path.join(directory, WEIGHTS), os.path.join(directory, INDEX)
-    if os.path.isfile(weights):
+    if os.path.lexists(weights):
         files = [weights]
-    elif os.path.isfile(index):
-        try:
-            with open(index, encoding="utf-8") as f:
-                files = sorted({os.path.join(directory, name) for name in json.load(f)["weight_map"].values()})
-        except (ValueError, KeyError, TypeError, AttributeError) as error:
-            raise HubError(f"{index}: not a safetensors index ({error})") from None
+    elif os.path.lexists(index):
+        files = _shards(directory, index)
     else:
         raise FileNotFoundError(f"from_pretrained: {directory} has no {WEIGHTS} (nor {INDEX})")
     entries = {}
     for path in files:
+        safeio.regular_file(path, error=HubError)
         try:
             with safetensors.safe_open(path, framework="numpy") as f:
                 for name in f.keys():
+                    if name in entries:
+                        raise HubError(f"{directory}: the tensor {name} is in two shards, "
+                                       f"{os.path.basename(entries[name][0])} and {os.path.basename(path)}; "
+                                       "which one is meant cannot be told (edited or damaged index)")
                     piece = f.get_slice(name)
                     entries[name] = (path, piece.get_dtype(), tuple(piece.get_shape()))
         except (OSError, safetensors.SafetensorError) as error:
@@ -453,10 +461,34 @@ def _entries(directory):
     return entries
 
 
+def _shards(directory, index):
+    """The shard files a ``model.safetensors.index.json`` names, each inside ``directory``."""
+    weight_map = safeio.load_json(index, error=HubError)
+    weight_map = weight_map.get("weight_map") if isinstance(weight_map, dict) else None
+    if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
+        raise HubError(f"{index}: not a safetensors index (a JSON object whose weight_map maps "
+                       "tensor names to shard file names)")
+    files = sorted(set(weight_map.values()))
+    for name in files:   # by name: a shard may be a symlink (Hugging Face's cache links to its blobs)
+        if os.path.isabs(name) or os.pardir in os.path.normpath(name).split(os.sep):
+            raise HubError(f"{index}: the shard {name!r} is outside the folder {directory}; an index "
+                           "names shards in its own folder only")
+    return [os.path.join(directory, name) for name in files]
+
+
 def _match_prefix(entries, names, model_type, heads, directory):
     """Names as ``names`` spells them: a base-model file ("embeddings....") read into a model with
     heads is refused; a file with heads read into a base model drops the prefix and the heads."""
-    entries = {_renamed(name): (*e, name) for name, e in entries.items() if not name.endswith(_BUFFERS)}
+    renamed = {}
+    for name, e in entries.items():
+        if not name.endswith(_BUFFERS):
+            if _renamed(name) in renamed:
+                both = " and ".join(sorted((name, renamed[_renamed(name)][-1])))
+                raise HubError(f"{directory}: holds both {both}, two "
+                               "names of one LayerNorm parameter (TensorFlow's and PyTorch's); which one "
+                               "is meant cannot be told")
+            renamed[_renamed(name)] = (*e, name)
+    entries = renamed
     top = f"{model_type}."
     prefixed = any(name.startswith(top) for name in entries)
     if heads and not prefixed:
@@ -520,5 +552,20 @@ def _read(entries, dtype):
                     array = (half.astype(numpy.uint32) << 16).view(numpy.float32)
                 else:
                     array = f.get_tensor(stored)
-                arrays[name] = array.astype(dtype)
+                arrays[name] = _cast(array, dtype, stored, path)
     return arrays
+
+
+def _cast(array, dtype, name, path):
+    """``array`` as ``dtype``; NaN or infinite weights, and values the cast would turn into
+    infinities (float64 beyond float32's range), are refused naming the tensor."""
+    if not numpy.isfinite(array).all():
+        raise HubError(f"{path}: the tensor {name} holds values that are not finite (NaN or inf); "
+                       "a model with them computes NaN")
+    with numpy.errstate(over="ignore"):             # the overflow is reported below, by name
+        cast = array.astype(dtype)
+    if not numpy.isfinite(cast).all():
+        raise HubError(f"{path}: the tensor {name} holds values up to {numpy.abs(array).max():.3g}, "
+                       f"beyond {numpy.dtype(dtype).name}'s range; loading it as {numpy.dtype(dtype).name} "
+                       "would make them inf (load with dtype=numpy.float64)")
+    return cast

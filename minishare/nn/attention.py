@@ -15,9 +15,16 @@ def causal_mask(T):
 
 def padding_mask(attention_mask):
     """(B, T) 1/0 mask of real tokens -> (B, 1, 1, T) boolean: every query may attend to every real
-    key. Accepts a Tensor or an array."""
-    data = attention_mask.data if isinstance(attention_mask, Tensor) else attention_mask
-    return backend.asarray(data).astype(bool)[:, None, None, :]             # (B, 1, 1, T)
+    key. Accepts a Tensor or an array of bools, or of numbers that are exactly 0 or 1; anything
+    else is refused rather than read as "nonzero attends", which would silently invert Hugging
+    Face's additive masks (0 keep, -10000 pad) and accept 0.5 or NaN."""
+    data = backend.asarray(attention_mask.data if isinstance(attention_mask, Tensor) else attention_mask)
+    if data.dtype != bool:
+        backend.check(((data != 0) & (data != 1)).any(), lambda: ValueError(
+            "attention_mask must hold only 0 and 1 (1 = attend to this token, 0 = padding; bools "
+            "work too); it holds other values. An additive mask (0 = keep, -10000 or -inf = pad, "
+            "as Hugging Face adds to the scores) is a different convention: pass (mask == 0) instead"))
+    return data.astype(bool)[:, None, None, :]                               # (B, 1, 1, T)
 
 
 class MultiHeadAttention(Module):
