@@ -40,6 +40,7 @@ from minishare import backend, optim, safeio
 from minishare import random as ms_random
 from minishare.files import atomic_write
 from minishare.nn.utils import clip_grad_norm_
+from minishare.progress import bar as progress_bar
 from minishare.tensor import Tensor
 
 
@@ -93,7 +94,7 @@ class Trainer:
         each step) is true; ``after_step()``, if given, runs after each step (to save a
         checkpoint, say). Returns the history."""
         c, until = self.config, min(until or self.config.steps, self.config.steps)
-        bar = _progress(until - self.step, c.progress)
+        bar = progress_bar(until - self.step, c.progress, unit="step")
         self.model.train()
         while self.step < until and not (stop and stop()):
             lr = self.scheduler.get_last_lr()[0]           # the rate this step trains with
@@ -245,15 +246,6 @@ def _restore_backend_rng(saved):
     print(f"minishare: {made_by} dropout generator state cannot be restored on the {backend.name} "
           "backend; the run continues with a fresh device stream", file=sys.stderr)
 
-
-def _progress(total, enabled):
-    if not enabled:
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, unit="step", leave=False)
 
 
 def save_history(history, path):

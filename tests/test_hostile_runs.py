@@ -11,30 +11,15 @@ import time
 import numpy as np
 import pytest
 
-from minishare import checkpoint, cli, data
+from minishare import checkpoint, data
 from minishare.files import atomic_write
+from test_run_workflow import one_line, run     # the CLI in-process, and its one-line errors
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COPY = ["train", "--task", "copy", "-H", "16", "-N", "1", "--batch-size", "4", "--eval-every", "50",
         "--no-progress"]
 LM = ["train", "--task", "lm", "--corpus", "grammar", "-H", "16", "-N", "1", "--vocab-size", "60",
       "--seq-len", "16", "--batch-size", "4", "--eval-every", "50", "--no-progress"]
-
-
-def run(capsys, *argv):
-    try:
-        status = cli.main([str(a) for a in argv])
-    except SystemExit as exit:
-        status = exit.code
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
-def one_line(err):
-    assert "Traceback" not in err, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    return lines[0]
 
 
 def env():

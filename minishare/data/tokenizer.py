@@ -24,12 +24,12 @@ import heapq
 import json
 import numbers
 import re
-import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
 from minishare import safeio
 from minishare.files import atomic_write
+from minishare.progress import bar as progress_bar
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")   # ids 0..4
 FORMAT = "minishare-bpe"
@@ -135,7 +135,7 @@ class Tokenizer:
         heapq.heapify(heap)
 
         merges, learned = [], set()
-        bar = _progress(vocab_size - len(vocab), progress)
+        bar = progress_bar(vocab_size - len(vocab), progress, unit="merge", desc="BPE merges")
         while len(vocab) < vocab_size and heap:
             negative_count, pair = heapq.heappop(heap)
             if -negative_count != pair_counts.get(pair, 0):
@@ -265,12 +265,3 @@ class Tokenizer:
             raise ValueError("a merge is listed twice")
         return cls(vocab, merges)
 
-
-def _progress(total, enabled):
-    if not enabled:
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, unit="merge", desc="BPE merges", leave=False, file=sys.stderr)

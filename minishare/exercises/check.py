@@ -92,7 +92,7 @@ def check_solutions(root, suite, box, refs, scratch):
             for r in rows if not r["passed"]]
 
 
-def check_stubs(root, suite, out, box, refs, scratch):
+def check_stubs(suite, out, box, refs, scratch):
     exercise = suite.exercise
     files = _solution_files(out, exercise)
     rows = grade.grade_exercise(out, suite, files, box, refs, scratch)
@@ -196,7 +196,7 @@ def check(root, only=None, jobs=2, say=print):
             ref = refs[suite.exercise.id]
             found = check_solutions(root, suite, box, ref, scratch)
             if out is not None:
-                found += check_stubs(out, suite, out, box, ref, scratch)
+                found += check_stubs(suite, out, box, ref, scratch)
             wrong, caught = check_mutants(root, suite, box, ref, scratch)
             return found + wrong, caught
 

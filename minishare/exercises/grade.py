@@ -16,6 +16,7 @@ For each exercise:
 ``--json`` writes Gradescope's ``results.json``: ``score``, ``output`` (the notes), and per case
 ``name``, ``score``, ``max_score``, ``output``, ``visibility`` (hidden cases ``after_published``).
 """
+import ast
 import concurrent.futures
 import dataclasses
 import importlib.util
@@ -111,7 +112,6 @@ def _task_functions(text, path, exercise_id):
     """{function qualname: markers} of the solution regions of the reference module."""
     if "### BEGIN SOLUTION" not in text:
         return {}
-    import ast
     tree = ast.parse(text)
     lines = {first + 1: task for first, _, task in regions.regions(text, path, "solution")}
     found = {}

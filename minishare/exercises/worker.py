@@ -47,7 +47,6 @@ def main(spec_path):
     with open(spec_path, encoding="utf-8") as f:
         spec = json.load(f)
     out = spec["fd"]
-    _send(out, {"ready": os.getpid()})
     sys.path[:] = [spec["submission"], spec["library"]] + [p for p in sys.path if _is_interpreter_path(p)]
     sys.meta_path[:] = [f for f in sys.meta_path if not type(f).__module__.startswith("__editable__")]
     os.chdir(spec["scratch"])
