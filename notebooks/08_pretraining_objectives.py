@@ -216,7 +216,7 @@ result = course.experiment("sop_nsp", notebook="08")
 Markdown(exp_sop_nsp.report(result, []))
 
 # %%
-Markdown("\n".join(f"- {note}" for note in exp_sop_nsp.observations(result)))
+Markdown(course.what_this_run_shows("sop_nsp", result))
 
 # %% [markdown]
 # ## 8.8 Exercises

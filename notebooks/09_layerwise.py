@@ -111,7 +111,7 @@ plots.plot_layer_transitions(series, title=f"N = {result['N']}, H = {result['H']
 Markdown(exp_layerwise.report(result, []))
 
 # %%
-Markdown("\n".join(f"- {note}" for note in exp_layerwise.observations(result)))
+Markdown(course.what_this_run_shows("layerwise", result))
 
 # %% [markdown]
 # The paper's models are 24 layers deep, 1,024 or more wide, trained for 125,000 steps; ours are

@@ -67,11 +67,12 @@ plots.plot_convergence(histories, x="step", y="mlm_loss", eval_y="eval_mlm_loss"
 Markdown(exp_albert.report(result, []))
 
 # %% [markdown]
-# What the run shows, in sentences the experiment computes from its numbers (a difference is
-# stated only where the seed ranges do not overlap):
+# What the run shows: the no-model baselines first, then each comparison as the ledger states it,
+# the paired difference over seeds with its 95% interval (an effect shows only where the interval
+# excludes zero, after Holm's correction over the experiment's primary comparisons):
 
 # %%
-Markdown("\n".join(f"- {note}" for note in exp_albert.observations(result)))
+Markdown(course.what_this_run_shows("albert_sharing", result))
 
 # %% [markdown]
 # ## 10.2 The math: equal parameters, equal time

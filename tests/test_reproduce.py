@@ -72,16 +72,6 @@ def test_fmt_hand_worked():
     assert stats.fmt(stats.spread([0.5]), digits=2) == "0.50 (1 seed)"
 
 
-def test_separated_only_when_seed_ranges_do_not_overlap():
-    assert stats.separated([1.0, 2.0], [3.0, 4.0]) and stats.separated([3.0, 4.0], [1.0, 2.0])
-    assert not stats.separated([1.0, 3.0], [2.0, 4.0])        # overlapping ranges
-    assert not stats.separated([1.0, 2.0], [2.0, 3.0])        # touching at 2.0
-    assert not stats.separated([0.0, 10.0], [4.0, 6.0])       # one inside the other, equal means
-    # a large gap of the means with one wide seed is still not separated
-    assert not stats.separated([1.0, 1.1, 5.0], [4.0, 4.1])
-    assert stats.separated(stats.spread([1.0, 2.0]), [2.5])   # spread dicts are accepted too
-
-
 # --- parallel training and the run cache --------------------------------------------------------
 def tiny_request(seed, sharing="all-shared"):
     return dict(task="pretrain", overrides=dict(hidden_size=16, embedding_size=8, num_attention_heads=2,

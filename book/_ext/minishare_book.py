@@ -12,7 +12,9 @@ the checkout and never a hand-typed copy of it:
   (``all``: every figure of the experiment), with their captions from the report, or nothing when
   this run has not made them;
 - ``_generated/measured/<table>.md``: "what the papers report against what we measured" tables,
-  whose measured column is read from ``figures/<experiment>/result.json`` (``measured.py``).
+  whose measured column is read from ``figures/<experiment>/result.json`` (``measured.py``);
+- ``_generated/claims/<experiment>.md``: what the run shows for one experiment, the sentences of the
+  ledger ``figures/claims.json`` with the experiment's no-model baselines.
 
 A chapter includes these files with MyST's ``{include}``. Each file is rewritten only when its
 text changes, so Sphinx rereads only the chapters whose generated parts changed.
@@ -38,6 +40,14 @@ def chapter_numbers():
 # (pattern "all" for every figure of the experiment, else a file name without ".png"); the
 # generator makes exactly the files the chapters include, found by reading them.
 FIGURE_INCLUDE = re.compile(r"_generated/figures/([\w-]+)/([\w*-]+)\.md")
+# ... and the ledger's sentences of an experiment by including ``_generated/claims/<experiment>.md``.
+CLAIM_INCLUDE = re.compile(r"_generated/claims/([\w-]+)\.md")
+
+
+def _chapter_texts():
+    for chapter in sorted(glob.glob(os.path.join(BOOK, "chapters", "*.md"))):
+        with open(chapter, encoding="utf-8") as f:
+            yield f.read()
 
 
 def write_if_changed(path, text):
@@ -274,6 +284,10 @@ def generate(app, config):
     for name, text in measured.tables(FIGURES).items():
         path = os.path.join(GENERATED, "measured", f"{name}.md")
         write_if_changed(path, text)
+        wanted.add(path)
+    for experiment in CLAIM_INCLUDE.findall("".join(_chapter_texts())):
+        path = os.path.join(GENERATED, "claims", f"{experiment}.md")
+        write_if_changed(path, measured.claims_block(FIGURES, experiment))
         wanted.add(path)
     for path in glob.glob(os.path.join(GENERATED, "**", "*.md"), recursive=True):
         if path not in wanted:

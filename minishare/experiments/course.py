@@ -167,8 +167,7 @@ def reveal(guess, actual, what="the value"):
 def show_experiment(name, result, notebook):
     """Display what ``reproduce`` reports for experiment ``name``: its figures (drawn by the
     experiment's own ``figures`` into the notebook's scratch folder and shown as PNG), its table
-    and its observations (sentences computed from the numbers, a difference stated only where the
-    seed ranges separate). Needs IPython."""
+    and what it shows (``what_this_run_shows``). Needs IPython."""
     from IPython.display import Image, Markdown, display
 
     from minishare.experiments.reproduce import EXPERIMENTS
@@ -177,5 +176,22 @@ def show_experiment(name, result, notebook):
     for caption, paths in figures:
         display(Markdown(f"**{caption}**"), Image(filename=next(p for p in paths if p.endswith(".png"))))
     display(Markdown(module.report(result, figures)))
-    if hasattr(module, "observations"):
-        display(Markdown("What this run shows:\n\n" + "\n".join(f"- {note}" for note in module.observations(result))))
+    display(Markdown(what_this_run_shows(name, result)))
+
+
+def what_this_run_shows(name, result):
+    """Markdown: the experiment's no-model baselines, its observations and its comparisons, as the
+    ledger states them. Full mode reads the committed ledger (``book/figures/claims.json``, the
+    sentences the book prints); quick mode decides the claims of ``result`` here, by the same rule
+    (``reproduce.ledger_of``: paired by seed, Holm over the primary comparisons)."""
+    from minishare.experiments import claims, reproduce
+    module = reproduce.EXPERIMENTS[name][1]
+    if is_quick():
+        found = reproduce.ledger_of(module, result, settings())
+    else:
+        ledger = claims.load(os.path.join(FIGURES, "claims.json"))
+        found = {key: [x for x in ledger[key] if x["experiment"] == name] for key in ("claims", "baselines")}
+    notes = (module.observations(result) if hasattr(module, "observations") else []) + \
+        [c["statement"] for c in found["claims"]]
+    lines = [reproduce.baseline_line(found["baselines"]), ""] if found["baselines"] else []
+    return "\n".join(lines + ["What this run shows:", ""] + [f"- {note}" for note in notes])

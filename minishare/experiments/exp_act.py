@@ -8,7 +8,7 @@ import numpy   # host-side summaries of the measured ponder times
 
 from minishare.analysis import act as act_analysis, plots
 from minishare.data import seq2seq
-from minishare.experiments import stats
+from minishare.experiments import claims as ledger, stats
 from minishare.experiments.runs import cached_run
 
 N_HELD_OUT = 256          # held-out examples whose tokens are measured
@@ -129,29 +129,29 @@ def _token_spread(result, symbol, stack="encoder"):
 def observations(result):
     enc, dec = _spread(result, ("ponder", "encoder", "mean")), _spread(result, ("ponder", "decoder", "mean"))
     exact = _spread(result, ("final", "eval_exact_match"))
-    notes = [f"Mean ponder time: encoder {stats.fmt(enc)} steps, decoder {stats.fmt(dec)} steps "
-             f"(2 = halting after the first of at most {result['max_steps']} steps); held-out exact "
-             f"match {stats.fmt(exact)}."]
-    if stats.separated(enc, dec):
-        notes.append(f"The decoder ponders {'longer' if dec['mean'] > enc['mean'] else 'less'} than the "
-                     f"encoder in every seed ({dec['mean']:.3f} against {enc['mean']:.3f}).")
-    else:
-        notes.append("Whether encoder and decoder ponder differently, the run cannot tell (seed ranges overlap).")
-    end = _spread(result, ("ponder", "decoder", "mean_at_eos"))
-    rest = _spread(result, ("ponder", "decoder", "mean_before_eos"))
-    if stats.separated(end, rest):
-        notes.append(f"In the decoder, the position that predicts `<eos>` ponders "
-                     f"{'longer' if end['mean'] > rest['mean'] else 'less'} than the positions that predict a "
-                     f"symbol, in every seed: {stats.fmt(end)} against {stats.fmt(rest)} steps (so the "
-                     "decoder's mean by position rises where more sequences end).")
-    else:
-        notes.append(f"Whether the decoder ponders differently where it predicts `<eos>` ({stats.fmt(end)}) "
-                     f"than elsewhere ({stats.fmt(rest)}), the run cannot tell (seed ranges overlap).")
-    symbols = sorted({s for r in result["seeds"].values() for s in r["ponder"]["encoder"]["by_token"]})
-    spreads = {s: _token_spread(result, s) for s in symbols}
-    high, low = max(spreads, key=lambda s: spreads[s]["mean"]), min(spreads, key=lambda s: spreads[s]["mean"])
-    verdict = ("its range over seeds lies above the lowest's" if stats.separated(spreads[high], spreads[low])
-               else "the run cannot tell them apart (seed ranges overlap)")
-    notes.append(f"Source token with the longest mean ponder time: '{high}' {stats.fmt(spreads[high])}; "
-                 f"the shortest: '{low}' {stats.fmt(spreads[low])}; {verdict}.")
-    return notes
+    return [f"Mean ponder time: encoder {stats.fmt(enc)} steps, decoder {stats.fmt(dec)} steps "
+            f"(2 = halting after the first of at most {result['max_steps']} steps); held-out exact "
+            f"match {stats.fmt(exact)}."]
+
+
+def claims(result, seeds):
+    """Where ACT spends its steps, paired by seed: decoder against encoder, and the decoder's
+    positions that predict `<eos>` against those that predict a symbol."""
+    def values(path):
+        out = []
+        for seed in seeds:
+            value = result["seeds"][str(seed)]          # result.json keys are strings
+            for k in path:
+                value = value[k]
+            out.append(value)
+        return out
+    paper = "ponder time varies by position and token (Dehghani et al., 2018)"
+    return [
+        ledger.compare("act.decoder_vs_encoder", "act", "Mean ponder time, decoder against encoder",
+                       "ponder_time", "higher", "decoder", "encoder", seeds, values(("ponder", "decoder", "mean")),
+                       values(("ponder", "encoder", "mean")), paper, True, says="ponders longer"),
+        ledger.compare("act.eos_vs_symbol", "act", "Decoder ponder time, positions that predict `<eos>` "
+                       "against positions that predict a symbol", "ponder_time", "higher", "`<eos>` positions",
+                       "symbol positions", seeds, values(("ponder", "decoder", "mean_at_eos")),
+                       values(("ponder", "decoder", "mean_before_eos")), paper, True, says="ponders longer"),
+    ]

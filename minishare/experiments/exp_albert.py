@@ -5,7 +5,7 @@ SOP/NSP, embedding size, tying, regularizer): a run two experiments need trains 
 import statistics
 
 from minishare.analysis import count_parameters, plots
-from minishare.experiments import stats
+from minishare.experiments import claims as ledger, stats
 from minishare.experiments.runs import cached_run
 
 VARIANTS = ("not-shared", "all-shared", "shared-attention", "shared-ffn")
@@ -97,35 +97,50 @@ def report(result, figs):
     return "\n".join(rows)
 
 
-def compare(a_name, a, b_name, b, what, lower_is_better=True):
-    """One guarded sentence comparing two spreads of ``what``."""
-    numbers = f"{a_name} {stats.fmt(a)} vs {b_name} {stats.fmt(b)}"
-    if not stats.separated(a, b):
-        return f"{what}: {numbers}; the run cannot tell them apart (seed ranges overlap)."
-    better = a_name if (a["mean"] < b["mean"]) == lower_is_better else b_name
-    return f"{what}: {numbers}; {better} is better in every seed (the seed ranges do not overlap)."
+def values(result, variant, metric="eval_mlm_loss"):
+    """The per-seed values of one variant's final metric, in the order of the seeds."""
+    return result[variant]["final"][metric]["values"]
 
 
 def observations(result):
-    """Statements computed from this run, each with its numbers; a difference is stated only
-    where the seed ranges separate."""
-    loss = {name: r["final"]["eval_mlm_loss"] for name, r in result.items()}
+    """Facts read off this run (no comparison between variants: those are ``claims``)."""
     params = {name: r["params"] for name, r in result.items()}
-    notes = [f"all-shared has {params['not-shared'] / params['all-shared']:.1f}× fewer parameters than "
-             f"not-shared ({params['all-shared']:,} vs {params['not-shared']:,}) and does the same computation. "
-             "The step times in the table are not compared: these runs trained four at a time in parallel "
-             "processes on a shared machine; the memory-and-time section times steps back to back."]
-    unigram = result["not-shared"]["final"].get("eval_mlm_unigram_loss")
-    worst = max(s["max"] for s in loss.values())
-    if unigram is not None:
-        notes.append(f"Unigram baseline for the held-out masked tokens: {unigram['mean']:.3f}; the worst seed "
-                     f"of any variant reaches {worst:.3f}, "
-                     + ("below it: every model uses context." if worst < unigram["mean"]
-                        else "not below it: not every model uses context yet (too little training)."))
-    notes.append(compare("all-shared", loss["all-shared"], "not-shared", loss["not-shared"],
-                         "Held-out MLM loss, all-shared against not-shared")
-                 + " (The paper's cost of sharing everything at E = 128 is 1.5 points of average accuracy.)")
-    notes.append(compare("shared-FFN", loss["shared-ffn"], "shared-attention", loss["shared-attention"],
-                         "Held-out MLM loss, shared-FFN against shared-attention")
-                 + " (The paper's Table 4: sharing the FFN costs more than sharing attention.)")
-    return notes
+    return [f"all-shared has {params['not-shared'] / params['all-shared']:.1f}× fewer parameters than "
+            f"not-shared ({params['all-shared']:,} vs {params['not-shared']:,}) and does the same computation. "
+            "The step times in the table are not compared: these runs trained several at a time in parallel "
+            "processes on a shared machine; the memory-and-time section times steps back to back."]
+
+
+def claims(result, seeds):
+    """The variant comparisons of ALBERT's Table 4 on held-out MLM loss, paired by seed; the first
+    two are the experiment's primary comparisons."""
+    def mlm(id, a, b, what, paper, primary):
+        return ledger.compare(f"albert_sharing.{id}", "albert_sharing", what, "eval_mlm_loss", "lower", a, b,
+                              seeds, values(result, a), values(result, b), paper, primary)
+    return [
+        mlm("all_vs_not", "all-shared", "not-shared", "Held-out MLM loss, all-shared against not-shared",
+            "all-shared is 1.6 points of downstream average below not-shared at E = 128 (80.1 against 81.7; "
+            "Lan et al., 2019, Table 3)", True),
+        mlm("ffn_vs_attention", "shared-ffn", "shared-attention",
+            "Held-out MLM loss, shared-FFN against shared-attention",
+            "sharing the FFN costs more than sharing attention (Lan et al., 2019, Table 4)", True),
+        mlm("attention_vs_not", "shared-attention", "not-shared",
+            "Held-out MLM loss, shared-attention against not-shared",
+            "sharing attention costs little (Lan et al., 2019, Table 4)", False),
+    ]
+
+
+def no_model_baselines(experiment, finals):
+    """No model: the unigram distribution of the training tokens scored on the held-out masked
+    tokens (``eval_mlm_unigram_loss`` of the runs' ``finals``, the same held-out set for every arm
+    of a seed; its mean over seeds), and the majority label of SOP (balanced: half the pairs are
+    swapped)."""
+    out = [ledger.baseline(experiment, "eval_sop_accuracy", "majority label", 0.5)]
+    unigram = [f["eval_mlm_unigram_loss"]["mean"] for f in finals if "eval_mlm_unigram_loss" in f]
+    if unigram:
+        out.insert(0, ledger.baseline(experiment, "eval_mlm_loss", "unigram", unigram[0]))
+    return out
+
+
+def baselines(result, settings):
+    return no_model_baselines("albert_sharing", [r["final"] for r in result.values()])

@@ -7,7 +7,7 @@ import math
 
 from minishare import random as ms_random
 from minishare.analysis import layerwise, plots
-from minishare.experiments import exp_albert, stats
+from minishare.experiments import claims as ledger, exp_albert, stats
 from minishare.experiments.common import build_model, make_config, make_task
 
 STYLES = ("BERT-style", "ALBERT-style")
@@ -122,15 +122,17 @@ def observations(result):
             + ("So this point is a LayerNorm artifact (the E-wide embedding projected to H is far shorter than √H), "
                "not a learned effect." if artifact else
                "Here the norms match, so the first point measures what the layer changed, like the others."))
-    rough = {style: {key: stats.spread([roughness(seed) for seed in r["trained"][key]])
-                     for key in ("l2", "cosine_degrees")} for style, r in result["models"].items()}
-    for key, what in (("cosine_degrees", "angle (degrees)"), ("l2", "L2 distance")):
-        a, b = rough["ALBERT-style"][key], rough["BERT-style"][key]
-        verdict = ("the run cannot tell which is smoother (seed ranges overlap)." if not stats.separated(a, b) else
-                   ("the ALBERT-style (all-shared) transitions change less from layer to layer in every seed, "
-                    "the paper's 'smoother'." if a["mean"] < b["mean"] else
-                    "the BERT-style (not-shared) transitions change less from layer to layer in every seed, "
-                    "against the paper's 'smoother with sharing'."))
-        notes.append(f"Layer-to-layer change of the {what}, mean |Δ| over layers 2..N (trained): ALBERT-style "
-                     f"{stats.fmt(a, 2)}, BERT-style {stats.fmt(b, 2)}: {verdict}")
     return notes
+
+
+def claims(result, seeds):
+    """Figure 1's "smoother": the mean layer-to-layer change of each trained curve, ALBERT-style
+    (all-shared) against BERT-style (not-shared), paired by seed (primary)."""
+    models = result["models"]
+    return [ledger.compare(f"layerwise.{key}", "layerwise", f"Layer-to-layer change of the {what} (trained), "
+                           "ALBERT-style against BERT-style", f"roughness_{key}", "lower", "ALBERT-style",
+                           "BERT-style", seeds, [roughness(c) for c in models["ALBERT-style"]["trained"][key]],
+                           [roughness(c) for c in models["BERT-style"]["trained"][key]],
+                           f"ALBERT-large's {what} is smoother than BERT-large's (Lan et al., 2019, Figure 1)",
+                           True, digits=2)
+            for key, what in (("l2", "L2 distance"), ("cosine_degrees", "angle (degrees)"))]

@@ -10,7 +10,7 @@ import numpy   # host-side synthetic batch
 
 from minishare import optim, random as ms_random
 from minishare.analysis import count_parameters, memory, plots
-from minishare.experiments import stats
+from minishare.experiments import claims as ledger, stats
 from minishare.models import AlbertConfig, AlbertForPreTraining
 
 VARIANTS = ("not-shared", "all-shared", "shared-attention", "shared-ffn")
@@ -137,30 +137,6 @@ def observations(result):
              f"bytes and {ns['bytes']['optimizer'] / max(sh['bytes']['optimizer'], 1):.1f}× less optimizer state "
              f"than not-shared, and {sh['bytes']['activations'] / ns['bytes']['activations']:.2f}× the "
              "activations (counted bytes, not timed: no spread)."]
-    for i, N in enumerate(result["depths"]):
-        for mode, what in (("train", "a training step"), ("inference", "inference")):
-            a = result["sweep"]["all-shared"][i]["times"][mode]["cpu"]
-            b = result["sweep"]["not-shared"][i]["times"][mode]["cpu"]
-            ratio = stats.fmt(stats.spread(_ratios(result, i, mode)), 3)
-            if stats.separated(a, b):
-                faster = "faster" if max(a) < min(b) else "slower"
-                notes.append(f"N = {N}, {what}: all-shared is {faster} than not-shared (CPU-time ratio "
-                             f"{ratio}; the two ranges of step times do not overlap).")
-            else:
-                notes.append(f"N = {N}, {what}: the run cannot tell all-shared from not-shared (CPU-time "
-                             f"ratio {ratio}; the ranges of step times overlap).")
-    deep = [i for i, N in enumerate(result["depths"]) if N >= 8]
-    if deep:
-        ratios = [r for i in deep for r in _ratios(result, i, "train")]
-        depths = ", ".join(str(result["depths"][i]) for i in deep)
-        verdict = ("is not reproduced: every round's ratio is below 1.13" if max(ratios) < 1.13 else
-                   "is within the range measured here")
-        notes.append(f"An earlier version of this experiment timed all depths of one strategy, then all of "
-                     f"the other (wall clock, 5 repeats, on a machine shared with other work) and found "
-                     f"all-shared training steps 13–14% slower at N = 8 and 12 (the same model, batch "
-                     f"32 × 64). Timed back to back (N = "
-                     f"{depths}, {len(ratios)} rounds in all, ratios {min(ratios):.3f}–{max(ratios):.3f}), "
-                     f"that slowdown {verdict}.")
     p, N = result["profile"], result["profile_depth"]
     notes.append(f"At N = {N}, the sum rule (adding each use's gradient into a shared tensor's) takes "
                  f"{100 * p['all-shared']['accumulate'] / p['all-shared']['total']:.1f}% of a profiled "
@@ -169,3 +145,19 @@ def observations(result):
                  f"against {100 * p['not-shared']['optimizer'] / p['not-shared']['total']:.1f}%: "
                  "one profiled run each, no spread.")
     return notes
+
+
+def claims(result, seeds):
+    """All-shared against not-shared step CPU time at every depth, paired by round (each round
+    times one step of both in turn): sharing saves memory, not compute."""
+    out = []
+    for i, N in enumerate(result["depths"]):
+        for mode in ("train", "inference"):
+            a = result["sweep"]["all-shared"][i]["times"][mode]["cpu"]
+            b = result["sweep"]["not-shared"][i]["times"][mode]["cpu"]
+            out.append(ledger.compare(
+                f"memory.time_{mode}_N{N}", "memory", f"CPU seconds per {'training step' if mode == 'train' else 'inference step'}"
+                f" at N = {N}, all-shared against not-shared", f"{mode}_cpu_s", "lower", "all-shared", "not-shared",
+                list(range(len(a))), a, b, "no faster: every position still runs (Lan et al., 2019, Sec. 4.3)",
+                False, digits=4, unit=" s", over="rounds", says="is faster"))
+    return out

@@ -4,7 +4,7 @@ the training MLM loss at the end of training, for ALBERT's four sharing variants
 runs see the training corpus many times (fresh masks and segments each epoch), so memorizing is
 possible. The training loss is the mean over the last ``eval_every`` steps (the batches the model
 trained on just before the final held-out evaluation)."""
-from minishare.experiments import exp_albert, stats
+from minishare.experiments import claims as ledger, exp_albert, stats
 
 
 def requests(settings):
@@ -47,14 +47,15 @@ def report(result, figs):
 
 
 def observations(result):
+    return ["A smaller gap is regularization only together with a held-out loss that is not worse; a "
+            "smaller gap from a higher training loss is a model that fits less."]
+
+
+def claims(result, seeds):
+    """All-shared against not-shared: the gap (primary), the training loss and the held-out loss."""
     m = result["models"]
-    notes = []
-    for key, what in (("gap", "Held-out minus training MLM loss"), ("train", "Training MLM loss"),
-                      ("held_out", "Held-out MLM loss")):
-        a, b = m["all-shared"][key], m["not-shared"][key]
-        verdict = ("the run cannot tell them apart (seed ranges overlap)" if not stats.separated(a, b) else
-                   f"{'all-shared' if a['mean'] < b['mean'] else 'not-shared'} is lower in every seed")
-        notes.append(f"{what}: all-shared {stats.fmt(a)}, not-shared {stats.fmt(b)}: {verdict}.")
-    notes.append("A smaller gap is regularization only together with a held-out loss that is not worse; a "
-                 "smaller gap from a higher training loss is a model that fits less.")
-    return notes
+    return [ledger.compare(f"regularizer.{key}", "regularizer", f"{what}, all-shared against not-shared",
+                           f"mlm_{key}", "lower", "all-shared", "not-shared", seeds,
+                           m["all-shared"][key]["values"], m["not-shared"][key]["values"], None, key == "gap")
+            for key, what in (("gap", "Held-out minus training MLM loss"), ("train", "Training MLM loss"),
+                              ("held_out", "Held-out MLM loss"))]

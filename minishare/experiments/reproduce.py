@@ -3,13 +3,16 @@ figures (PNG and SVG) beside it.
 
 Each experiment is a module with ``run(out, settings) -> result`` (plain JSON data),
 ``figures(result, folder)`` and ``report(result, figures) -> Markdown``, optionally
-``observations(result) -> [sentences]`` and ``requests(settings) -> {run name: run_training
-arguments}``, every training run it needs. The pipeline first trains all the runs the experiments
+``observations(result) -> [sentences]`` (facts read off the result), ``claims(result, seeds) ->
+[claims.compare(...)]`` (every comparison of trained arms it reports, see ``claims``),
+``baselines(result, settings) -> [claims.baseline(...)]`` (the no-model baselines of its task) and
+``requests(settings) -> {run name: run_training arguments}``, every training run it needs. The pipeline first trains all the runs the experiments
 request, ``jobs`` at a time in worker processes (``runs.train_all``), then calls each ``run``
 one after another: ``run`` finds its trainings cached, and timings it measures itself do not share
 the CPU with a training. Results are cached in ``OUT/<experiment>/result.json`` with the settings
 they were made with, so running again only redraws; ``--only NAME`` runs one experiment and the
-report still includes every cached one.
+report still includes every cached one. The claims and baselines of every experiment in the report
+go to ``OUT/claims.json``, the ledger the book and the notebooks render their sentences from.
 """
 import json
 import os
@@ -17,7 +20,7 @@ import os
 from minishare.experiments import (exp_act, exp_albert, exp_communication, exp_embedding_size, exp_flops,
                                    exp_gradnorms, exp_layerwise, exp_lm, exp_memory, exp_params, exp_plans,
                                    exp_regularizer, exp_sop_nsp, exp_takase, exp_tying)
-from minishare.experiments import runs
+from minishare.experiments import claims, runs
 from minishare.experiments.settings import FULL, QUICK
 from minishare.files import atomic_write
 
@@ -51,7 +54,7 @@ def run(out, quick=False, only=None, progress=True, jobs=1):
     todo = [name for name in EXPERIMENTS if (only is None or name in only)
             and _cached(os.path.join(out, name), settings) is None]
     runs.train_all(out, requests(todo, settings), jobs=jobs, progress=progress)
-    sections = []
+    sections, ledger = [], {"claims": [], "baselines": []}
     for name, (title, module) in EXPERIMENTS.items():
         folder = os.path.join(out, name)
         result = _cached(folder, settings)
@@ -63,7 +66,11 @@ def run(out, quick=False, only=None, progress=True, jobs=1):
         if result is None:
             continue
         figs = module.figures(result, folder)
-        sections.append((title, figs, module.report(result, figs), _observations(module, result)))
+        found = ledger_of(module, result, settings)
+        ledger["claims"] += found["claims"]
+        ledger["baselines"] += found["baselines"]
+        sections.append((title, figs, module.report(result, figs), _observations(module, result), found))
+    claims.write(os.path.join(out, "claims.json"), ledger["claims"], ledger["baselines"])
     path = os.path.join(out, "report.md")
     _write_text(path, _markdown(sections, settings, out))
     return path
@@ -96,16 +103,32 @@ def _observations(module, result):
     return module.observations(result) if hasattr(module, "observations") else []
 
 
+def ledger_of(module, result, settings):
+    """{"claims", "baselines"} of one experiment's result: its comparisons with their verdicts
+    decided (Holm over the primary ones) and its no-model baselines."""
+    base = module.baselines(result, settings) if hasattr(module, "baselines") else []
+    found = claims.finish(module.claims(result, settings.seeds), base) if hasattr(module, "claims") else []
+    return {"claims": found, "baselines": base}
+
+
+def baseline_line(baselines):
+    """The no-model baselines of an experiment, as one sentence printed beside its models."""
+    return "No-model baselines: " + "; ".join(f"{b['name']} {b['value']:.3f} ({b['metric']})" for b in baselines) + "."
+
+
 def _markdown(sections, settings, out):
     lines = ["# minishare: the papers' claims, measured at small scale", "",
              f"Settings: {'quick (CI)' if settings.quick else 'full'} run; every model is tiny and trained on "
              "2 CPU cores, so the figures show the direction of the papers' effects where it is visible, "
              "and say so where it is not.", ""]
-    for title, figs, text, notes in sections:
+    for title, figs, text, notes, found in sections:
         lines += [f"## {title}", "", text, ""]
+        if found["baselines"]:
+            lines += [baseline_line(found["baselines"]), ""]
         for caption, paths in figs:
             png = next(p for p in paths if p.endswith(".png"))
             lines += [f"![{caption}]({os.path.relpath(png, out)})", f"*{caption}*", ""]
+        notes = notes + [c["statement"] for c in found["claims"]]
         if notes:
             lines += ["What this run shows:", ""] + [f"- {n}" for n in notes] + [""]
     return "\n".join(lines)
