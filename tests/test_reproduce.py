@@ -157,3 +157,23 @@ def test_every_experiment_names_its_runs_once_per_seed():
         for name, request in wanted.items():
             assert name.endswith(f"-s{request['seed']}"), name
             assert request["seed"] in settings.seeds
+
+
+def test_an_experiment_is_keyed_by_the_settings_it_reads(tmp_path):
+    """Changing a field that one experiment reads retrains that one alone; raising the data
+    pipeline's version retrains everything."""
+    import dataclasses
+    import json as _json
+
+    from minishare import data
+    reproduce.run(str(tmp_path), quick=True, only=CHEAP, progress=False)
+    key = _json.loads((tmp_path / "plans" / "result.json").read_text())["settings"]
+    assert key["data_pipeline"] == data.PIPELINE_VERSION and "quick" in key and "seeds" in key
+    assert "seq2seq" in key and "albert" in key       # the plans drawn are of these two models
+    assert "lm_steps" not in key                      # plans trains nothing of the LM
+    unread = dataclasses.replace(QUICK, lm_steps=QUICK.lm_steps + 1)
+    assert reproduce.cache_key_matches(key, unread)
+    assert not reproduce.cache_key_matches({**key, "seq2seq": "another value"}, QUICK)
+    assert not reproduce.cache_key_matches({**key, "data_pipeline": data.PIPELINE_VERSION + 1}, QUICK)
+    assert reproduce.cache_key_matches({k: v for k, v in key.items() if k != "data_pipeline"}, QUICK) == \
+        (data.PIPELINE_VERSION == 1)                  # results made before versions were version 1

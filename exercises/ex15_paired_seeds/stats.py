@@ -10,9 +10,9 @@ Pairing uses that: the differences d_i = a_i − b_i cancel what the seed did to
     permutation_test(a, b)       task 2: the exact sign-flip test of d (Fisher, 1935)
     verdict(a, b), holm(p)       task 3: what a report may say; Holm's (1979) step-down
 
-The library's ``minishare.experiments.stats`` says "A differs from B" only when the seed ranges do
-not overlap, a rule that ignores the pairing. It may not be used here, and SciPy is not a
-dependency of minishare (the grader runs without it).
+A rule that says "A differs from B" only when the seed ranges do not overlap ignores the pairing.
+The library's ``minishare.experiments.stats`` may not be used here, and SciPy is not a dependency
+of minishare (the grader runs without it).
 """
 import itertools
 import math

@@ -1,6 +1,10 @@
 """Host-side data for minishare: corpora, a BPE tokenizer, ALBERT pre-training examples (MLM with
 SOP or NSP) and toy sequence-to-sequence tasks. Everything here produces NumPy int64 arrays and
-needs only NumPy and the standard library; the model side moves them to its backend."""
+needs only NumPy and the standard library; the model side moves them to its backend.
+
+``PIPELINE_VERSION`` names this version of what the data code produces (corpora, tokenizer,
+examples, batches): the reproduction's caches are keyed by it, so a change here that alters any
+example must raise it, and every cached result made before is then made again."""
 from minishare.data.corpus import (EVENTS, default_corpus, grammar_corpus, load_text,
                                    split_sentences)
 from minishare.data.pretraining import (IGNORE_INDEX, PretrainingData, collate, mask_tokens,
@@ -10,7 +14,10 @@ from minishare.data.seq2seq import (BOS_ID, EOS_ID, PAD_ID, AdditionTask, CopyTa
                                     ScanTask, SortTask, get_task)
 from minishare.data.tokenizer import SPECIAL_TOKENS, Tokenizer, pretokenize
 
+PIPELINE_VERSION = 1
+
 __all__ = [
+    "PIPELINE_VERSION",
     "default_corpus", "grammar_corpus", "load_text", "split_sentences", "EVENTS",
     "Tokenizer", "SPECIAL_TOKENS", "pretokenize",
     "PretrainingData", "split_documents", "segment_pairs", "select_spans", "mask_tokens",

@@ -234,47 +234,96 @@ EVENTS = (
 )
 _CONNECTIVES = ("Then", "Later", "After that")
 _RELATIVE_PROB = 0.4   # chance that a noun phrase carries a relative clause (halved per level)
-_MAX_DEPTH = 2
+_SYLLABLES = ("ba", "ko", "mi", "ru", "te", "lo", "fi", "da", "ne", "su", "pa", "gu")
+_PLACES = ("farm", "castle", "harbour", "forest", "school", "bakery", "mill", "garden", "tower", "market")
+_FACTS_SEED = 7_919    # one table of facts and places for every seed: the task stays the same
 
 
-def _noun_phrase(rng, plural, depth=0):
-    """"the N", sometimes followed by a relative clause about it."""
-    nouns = _PLURAL_NOUNS if plural else _NOUNS
-    return ["the", nouns[rng.integers(len(nouns))]] + _relative_clause(rng, plural, depth)
+class _World:
+    """The difficulty knobs of the grammar corpus, and the tables they imply.
+
+    nouns:  how many nouns: the first ten are English, more are made of two syllables ("bako",
+            plural "bakos"); a larger vocabulary is more to learn.
+    depth:  how deeply relative clauses nest; agreement across a deeper clause is harder.
+    events: (fewest, most) events per story: the story length.
+    topics: 0, or a number of places; a story then happens at one place ("at the mill") and its
+            objects come from that place's own nouns, so a segment from another story is told apart
+            by its topic, a signal for next-sentence prediction distinct from the order of events.
+    facts:  each noun does each transitive event to one fixed object (the baker always feeds the
+            foxes): a table of nouns × transitive events that a model can only memorize. Facts are
+            where capacity matters: a shared stack has fewer parameters to store them in.
+    """
+
+    def __init__(self, nouns=10, depth=2, events=(4, 8), topics=0, facts=False):
+        most = len(_SYLLABLES) * (len(_SYLLABLES) - 1) + 10
+        if not (isinstance(nouns, int) and 10 <= nouns <= most):
+            raise ValueError(f"nouns must be an int in [10, {most}], got {nouns!r}")
+        if not (isinstance(depth, int) and depth >= 0):
+            raise ValueError(f"depth must be an int >= 0, got {depth!r}")
+        if not (isinstance(topics, int) and 0 <= topics <= len(_PLACES)):
+            raise ValueError(f"topics must be an int in [0, {len(_PLACES)}], got {topics!r}")
+        low, high = events
+        if not 1 <= low <= high <= len(EVENTS):
+            raise ValueError(f"events must be (fewest, most) with 1 <= fewest <= most <= {len(EVENTS)}, "
+                             f"got {events!r}")
+        made = [a + b for a in _SYLLABLES for b in _SYLLABLES if a != b][:nouns - 10]
+        self.nouns = _NOUNS + tuple(made)
+        self.plural_nouns = _PLURAL_NOUNS + tuple(w + "s" for w in made)
+        self.depth, self.events, self.topics = depth, (low, high), topics
+        table = np.random.default_rng(_FACTS_SEED)
+        self.place_nouns = [table.choice(nouns, size=max(2, nouns // topics), replace=False)
+                            for _ in range(topics)]
+        self.facts = ({(n, e): int(table.integers(nouns)) for n in range(nouns)
+                       for e, (_, _, transitive) in enumerate(EVENTS) if transitive} if facts else None)
 
 
-def _relative_clause(rng, head_plural, depth):
+def _noun_phrase(rng, world, plural, depth=0, among=None):
+    """"the N", sometimes followed by a relative clause about it; ``among``: the indices of the
+    nouns to draw from (a place's), else every noun."""
+    nouns = world.plural_nouns if plural else world.nouns
+    index = among[rng.integers(len(among))] if among is not None else rng.integers(len(nouns))
+    return ["the", nouns[index]] + _relative_clause(rng, world, plural, depth)
+
+
+def _relative_clause(rng, world, head_plural, depth):
     """Nothing, or a clause whose verb agrees with its own subject: subject relative "that chases
     the cats" (the verb agrees with the head noun) or object relative "that the cats chase"."""
-    if depth >= _MAX_DEPTH or rng.random() >= _RELATIVE_PROB / 2 ** depth:
+    if depth >= world.depth or rng.random() >= _RELATIVE_PROB / 2 ** depth:
         return []
     verb = _RELATIVE_VERBS[rng.integers(len(_RELATIVE_VERBS))]
     inner_plural = bool(rng.random() < 0.5)
-    inner = _noun_phrase(rng, inner_plural, depth + 1)
+    inner = _noun_phrase(rng, world, inner_plural, depth + 1)
     if rng.random() < 0.5:
         return ["that", verb[int(head_plural)], *inner]
     return ["that", *inner, verb[int(inner_plural)]]
 
 
-def _story(rng):
-    """One document: a protagonist living through 4 to 8 events of the script, in script order."""
+def _story(rng, world):
+    """One document: a protagonist living through some events of the script, in script order."""
     plural = bool(rng.random() < 0.5)
-    noun = (_PLURAL_NOUNS if plural else _NOUNS)[rng.integers(len(_NOUNS))]
+    who = int(rng.integers(len(world.nouns)))
+    noun = (world.plural_nouns if plural else world.nouns)[who]
     pronoun = "they" if plural else ("he", "she")[rng.integers(2)]
-    n_events = int(rng.integers(4, 9))
+    n_events = int(rng.integers(world.events[0], world.events[1] + 1))
     events = np.sort(rng.choice(len(EVENTS), size=n_events, replace=False))
+    place = int(rng.integers(world.topics)) if world.topics else None
+    among = world.place_nouns[place] if place is not None else None
     sentences = []
     for i, event in enumerate(events):
         if i == 0:
-            subject = ["the", noun] + _relative_clause(rng, plural, 0)   # first mention
+            subject = ["the", noun] + _relative_clause(rng, world, plural, 0)   # first mention
         elif rng.random() < 0.5:
             subject = [pronoun]
         else:
             subject = ["the", noun]
         singular_phrase, plural_phrase, transitive = EVENTS[event]
         words = subject + [plural_phrase if plural else singular_phrase]
-        if transitive:
-            words += _noun_phrase(rng, bool(rng.random() < 0.5))
+        if transitive and world.facts is not None:       # the fixed object: a fact to remember
+            words += ["the", world.plural_nouns[world.facts[(who, int(event))]]]
+        elif transitive:
+            words += _noun_phrase(rng, world, bool(rng.random() < 0.5), among=among)
+        if place is not None and (i == 0 or rng.random() < 0.3):
+            words += ["at", "the", _PLACES[place]]
         if i > 0 and rng.random() < 0.3:
             words = [_CONNECTIVES[rng.integers(len(_CONNECTIVES))] + ","] + words
         sentence = " ".join(words) + "."
@@ -282,16 +331,19 @@ def _story(rng):
     return sentences
 
 
-def grammar_corpus(n_documents, seed=0):
-    """``n_documents`` synthetic stories, deterministic for a given ``seed``.
+def grammar_corpus(n_documents, seed=0, **knobs):
+    """``n_documents`` synthetic stories, deterministic for a given ``seed``; ``knobs`` set the
+    difficulty (``nouns``, ``depth``, ``events``, ``topics``, ``facts``; see ``_World``), by default
+    ten nouns, clauses two deep, 4 to 8 events, no topics and no facts.
 
-    Each story follows one protagonist (singular or plural) through 4 to 8 events of ``EVENTS``,
-    always in the script's order (one wakes up before falling asleep), so swapping two segments of
-    a story is detectable: sentence-order prediction is learnable. Verbs agree in number with their
-    subject, also across relative clauses nested up to two deep ("The dog that the cats chase
-    wakes up."), a classic probe of what masked-word prediction learns.
+    Each story follows one protagonist (singular or plural) through events of ``EVENTS``, always
+    in the script's order (one wakes up before falling asleep), so swapping two segments of a story
+    is detectable: sentence-order prediction is learnable. Verbs agree in number with their
+    subject, also across nested relative clauses ("The dog that the cats chase wakes up."), a
+    classic probe of what masked-word prediction learns.
     """
     if n_documents < 1:
         raise ValueError(f"n_documents must be at least 1, got {n_documents}")
+    world = _World(**knobs)
     rng = np.random.default_rng(seed)
-    return [_story(rng) for _ in range(n_documents)]
+    return [_story(rng, world) for _ in range(n_documents)]

@@ -17,12 +17,20 @@ from minishare.train import TrainConfig, Trainer, save_history, stop_requests
 SEQ2SEQ_TASKS = ("copy", "reverse", "sort", "addition", "scan")
 
 
+# The synthetic corpora by name: the grammar corpus's difficulty knobs (``data.grammar_corpus``).
+# "grammar-facts" is the pre-training corpus of the reproduction: a hundred nouns whose transitive
+# events have fixed objects (facts a model must store, where capacity matters), five places as
+# topics (a signal for NSP apart from order) and relative clauses two deep.
+GRAMMARS = {"grammar": {}, "grammar-facts": dict(nouns=100, depth=2, topics=5, facts=True)}
+
+
 def corpus_documents(corpus="default", seed=0):
-    """'default' (Python's own documentation), 'grammar' (synthetic stories) or a path."""
+    """'default' (Python's own documentation), a synthetic corpus of ``GRAMMARS`` (2,000 stories
+    drawn with ``seed``) or a path."""
     if corpus == "default":
         return data.default_corpus()
-    if corpus == "grammar":
-        return data.grammar_corpus(2000, seed=seed)
+    if corpus in GRAMMARS:
+        return data.grammar_corpus(2000, seed=seed, **GRAMMARS[corpus])
     return data.load_text(corpus)
 
 

@@ -94,7 +94,8 @@ def experiment(name, notebook, progress=True, **quick_overrides):
         from minishare.experiments.settings import FULL
         path = os.path.join(FIGURES, name, "result.json")
         committed = committed_result(name, with_settings=True)
-        if committed["settings"] != json.loads(json.dumps(FULL.key())):
+        from minishare.experiments.reproduce import cache_key_matches
+        if not cache_key_matches(committed["settings"], FULL):
             raise ValueError(
                 f"{path} was made with other settings than this library's full run (an older "
                 f"reproduction): run `python -m minishare reproduce --out book/figures --only {name}` "

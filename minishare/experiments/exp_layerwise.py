@@ -89,6 +89,16 @@ def roughness(curve):
     return sum(abs(b - a) for a, b in zip(rest, rest[1:])) / max(1, len(rest) - 1)
 
 
+COLLAPSE = 0.01     # a layer "barely moves" its input when its L2 distance is under 1% of layer 1's
+
+
+def collapse_depth(curve):
+    """The first layer (1-based) whose L2 distance falls below ``COLLAPSE`` × layer 1's, or None.
+    From there on a shared stack sits at a fixed point: it maps its input (almost) to itself,
+    which is the opposite of the paper's "oscillate rather than converge to zero"."""
+    return next((l + 1 for l, v in enumerate(curve) if v < COLLAPSE * curve[0]), None)
+
+
 def first_point(r, H):
     """What the first point of Figure 1 is made of, for one model's results over seeds: the mean
     norms of h_0 (embedding output) and h_1 (first layer output), the first L2 distance, and the
@@ -122,6 +132,13 @@ def observations(result):
             + ("So this point is a LayerNorm artifact (the E-wide embedding projected to H is far shorter than √H), "
                "not a learned effect." if artifact else
                "Here the norms match, so the first point measures what the layer changed, like the others."))
+    for style, r in result["models"].items():
+        depths = [collapse_depth(curve) for curve in r["trained"]["l2"]]
+        said = ", ".join("none" if d is None else f"layer {d}" for d in depths)
+        notes.append(f"{style} (trained): the first layer whose L2 distance is below {COLLAPSE:.0%} of layer 1's, "
+                     f"per seed: {said} (of {len(r['trained']['l2'][0])}); "
+                     + ("no seed reaches a fixed point." if all(d is None for d in depths) else
+                        "where one is named, the layers after it barely change their input."))
     return notes
 
 

@@ -10,7 +10,8 @@ Each experiment is a module with ``run(out, settings) -> result`` (plain JSON da
 request, ``jobs`` at a time in worker processes (``runs.train_all``), then calls each ``run``
 one after another: ``run`` finds its trainings cached, and timings it measures itself do not share
 the CPU with a training. Results are cached in ``OUT/<experiment>/result.json`` with the settings
-they were made with, so running again only redraws; ``--only NAME`` runs one experiment and the
+of the settings they read (``Reads``), so running again only redraws, and a change to one
+experiment's settings retrains that experiment alone; ``--only NAME`` runs one experiment and the
 report still includes every cached one. The claims and baselines of every experiment in the report
 go to ``OUT/claims.json``, the ledger the book and the notebooks render their sentences from.
 """
@@ -20,6 +21,7 @@ import os
 from minishare.experiments import (exp_act, exp_albert, exp_communication, exp_embedding_size, exp_flops,
                                    exp_gradnorms, exp_layerwise, exp_lm, exp_memory, exp_params, exp_plans,
                                    exp_regularizer, exp_sop_nsp, exp_takase, exp_tying)
+from minishare import data
 from minishare.experiments import claims, runs
 from minishare.experiments.settings import FULL, QUICK
 from minishare.files import atomic_write
@@ -61,8 +63,9 @@ def run(out, quick=False, only=None, progress=True, jobs=1):
         if name in todo:
             if progress:
                 print(f"[reproduce] {name}: running", flush=True)
-            result = json.loads(json.dumps(module.run(out, settings, progress=progress)))
-            _write_json(os.path.join(folder, "result.json"), {"settings": settings.key(), "result": result})
+            reads = Reads(settings)
+            result = json.loads(json.dumps(module.run(out, reads, progress=progress)))
+            _write_json(os.path.join(folder, "result.json"), {"settings": reads.key(), "result": result})
         if result is None:
             continue
         figs = module.figures(result, folder)
@@ -90,13 +93,41 @@ def requests(names, settings):
     return wanted
 
 
+class Reads:
+    """The settings as one experiment sees them, recording the fields it reads: those fields (with
+    ``quick``, ``seeds`` and the data pipeline's version) are the experiment's cache key, so a change
+    to a field another experiment reads does not make this one train again."""
+
+    def __init__(self, settings):
+        self._settings, self.read = settings, {"quick", "seeds"}
+
+    def __getattr__(self, name):
+        value = getattr(self._settings, name)
+        self.read.add(name)
+        return value
+
+    def key(self):
+        full = json.loads(json.dumps(self._settings.key()))
+        return {"data_pipeline": data.PIPELINE_VERSION, **{k: full[k] for k in sorted(self.read)}}
+
+
+def cache_key_matches(saved_key, settings):
+    """True when the fields an experiment read (``saved_key``, from ``Reads.key``) have the values
+    of ``settings`` now and the data pipeline is the same version. A key without a version was
+    made by version 1; one that names a field ``settings`` no longer has never matches."""
+    full = json.loads(json.dumps(settings.key()))
+    fields = {k: v for k, v in saved_key.items() if k != "data_pipeline"}
+    return (saved_key.get("data_pipeline", 1) == data.PIPELINE_VERSION
+            and all(k in full and full[k] == v for k, v in fields.items()))
+
+
 def _cached(folder, settings):
     path = os.path.join(folder, "result.json")
     if not os.path.exists(path):
         return None
     with open(path) as f:
         saved = json.load(f)
-    return saved["result"] if saved.get("settings") == json.loads(json.dumps(settings.key())) else None
+    return saved["result"] if cache_key_matches(saved.get("settings", {}), settings) else None
 
 
 def _observations(module, result):
