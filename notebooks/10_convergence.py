@@ -22,7 +22,7 @@
 # Takase & Kiyono (2021) train encoder-decoders on WMT English-German and compare, at **equal
 # parameters**, Vanilla ($M = N = 6$), the Universal Transformer ($M = 1$, one wider layer) and
 # Sequence, Cycle and Cycle (rev) with $M = 6$ sets over $N = 12$ or $18$ positions. Deeper shared
-# stacks win on BLEU, but each step costs more: the fair second comparison is at **equal time**.
+# stacks win on BLEU, but each step costs more: the fair second comparison is at **equal compute**.
 # They report Post-LN (their main setting) and Pre-LN.
 #
 # **You will:** train ALBERT's four variants over seeds and read their convergence with its
@@ -75,12 +75,13 @@ Markdown(exp_albert.report(result, []))
 Markdown(course.what_this_run_shows("albert_sharing", result))
 
 # %% [markdown]
-# ## 10.2 The math: equal parameters, equal time
+# ## 10.2 The math: equal parameters, equal compute
 #
 # With $M$ distinct layers of $P$ parameters each, every strategy holds $M P$ parameters in its
 # stacks and computes $N$ layers per token. At equal parameters, $N = 2M$ doubles the compute; the
 # paper's "speed" is $t_{\text{Vanilla}} / t$ per step (0.63 at $N = 12$, 0.47 at $N = 18$). At
-# equal time $\tau$, a model with step time $t$ makes $\tau / t$ updates.
+# equal compute, a model whose step costs $C$ multiply-accumulates per token makes
+# $S\,C_{\text{Vanilla}} / C$ updates while Vanilla makes $S$.
 
 # %%
 n = 2
@@ -128,10 +129,9 @@ print("speed of Cycle (rev) M=2 N=4 relative to Vanilla M=N=2, per round:", " ".
 # %% [markdown]
 # ## 10.4 The comparison on a toy task, over seeds
 #
-# The `takase` experiment of `reproduce` trains every method on a toy translation task (reversal in
-# quick mode, SCAN-like commands in the full run), Post-LN and Pre-LN, once per seed. Equal time is
-# read from the curves: a method with step time $t$ has made $S\,t_{\text{Vanilla}}/t$ steps when
-# Vanilla has made $S$.
+# The `takase` experiment of `reproduce` trains every method on a toy sequence-to-sequence task,
+# Post-LN and Pre-LN, once per seed. At equal compute each method trains again on its own full
+# schedule of $S\,C_{\text{Vanilla}}/C$ updates (never read in the middle of a longer run).
 
 # %%
 result = course.experiment("takase", notebook="10", takase_steps=20, timing_repeats=2)   # quick: kept under a minute
@@ -176,7 +176,7 @@ print(course.reveal(guess, minishare.count_parameters(configs["Cycle"]) / minish
                     "parameters, Cycle M=2 N=4 / Vanilla M=N=2"))
 
 # %% [markdown]
-# **Q2.** With equal time, if Cycle (rev)'s step takes 1.8× Vanilla's, how many updates does it
+# **Q2.** At equal compute, if Cycle (rev)'s step costs 1.8× Vanilla's, how many updates does it
 # make while Vanilla makes 600?
 
 # %%

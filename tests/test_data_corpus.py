@@ -154,3 +154,35 @@ def test_grammar_parser_catches_a_disagreeing_verb():
         parse_sentence("The dog that the cats chases wakes up.")
     with pytest.raises(AssertionError):
         parse_sentence("The dogs that chase the cat wakes up.")
+
+
+def test_grammar_knobs_facts_topics_and_vocabulary():
+    import re as _re
+    stories = grammar_corpus(400, seed=2, nouns=40, topics=4, facts=True)
+    # facts: a protagonist's transitive event always has the same object, whatever the story
+    seen = {}
+    for story in stories:
+        first = story[0].split()
+        noun = first[1]                                          # "The <noun> ..." opens every story
+        for sentence in story:      # the protagonist (or its pronoun) right before the verb
+            m = _re.match(r"(?:(?:Then|Later|After that), )?(?:[Tt]he \w+|[Tt]hey|[Hh]e|[Ss]he) "
+                          r"(feeds?|meets?|helps?|visits?) the (\w+)", sentence)
+            if m:
+                key = (noun.rstrip("s"), m.group(1).rstrip("s"))
+                assert seen.setdefault(key, m.group(2)) == m.group(2), (key, sentence)
+    assert len(seen) > 50
+    # topics: a story happens at one place, named at least in its first sentence
+    for story in stories:
+        places = set(_re.findall(r"at the (\w+)\.", " ".join(story)))
+        assert len(places) == 1 and " at the " in story[0]
+    # vocabulary: 40 nouns (ten English, thirty made of syllables) can open a story
+    singular = {s[0].split()[1] for s in stories if not s[0].split()[1].endswith("s")}
+    assert 30 <= len(singular) <= 40
+    assert grammar_corpus(5, seed=1) == grammar_corpus(5, seed=1, nouns=10, depth=2, events=(4, 8))
+
+
+@pytest.mark.parametrize("knobs, message", [(dict(nouns=5), "nouns"), (dict(depth=-1), "depth"),
+                                            (dict(topics=99), "topics"), (dict(events=(5, 3)), "events")])
+def test_grammar_knobs_are_checked(knobs, message):
+    with pytest.raises(ValueError, match=message):
+        grammar_corpus(3, **knobs)

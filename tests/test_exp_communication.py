@@ -48,4 +48,5 @@ def test_two_ranks_are_timed(tmp_path):
     assert all(sizes[v] > 4 * timed["parameters"][v] for v in exp.VARIANTS)
     figures = exp.figures(result, str(tmp_path))
     assert (tmp_path / "communication.png").exists() and len(figures) == 1
-    assert "Allreduce / compute" in exp.report(result, figures) and len(exp.observations(result)) == 4
+    assert "Allreduce / compute" in exp.report(result, figures) and len(exp.observations(result)) == 3
+    assert len(exp.claims(result, QUICK.seeds)) == 4      # the timed comparisons go to the ledger

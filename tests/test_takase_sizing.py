@@ -64,28 +64,3 @@ def test_variants_have_equal_parameters():
     assert abs(counts["universal"] - counts["vanilla"]) <= 0.05 * counts["vanilla"]
     for v in vs.values():
         assert f"M={v['M']}, N={v['N']}" in v["label"]
-
-
-def _method(key, M, N, losses, speed=1.0):
-    from minishare.experiments import stats
-    name = {"vanilla": "Vanilla", "universal": "Universal"}.get(key, "Cycle")
-    return {"method": name, "label": f"{name} (M={M}, N={N}, H=8)", "M": M, "N": N, "H": 8, "speed": speed,
-            "loss": stats.spread(losses), "loss_at_vanilla_time": None}
-
-
-def test_observations_claim_only_separated_effects():
-    """Universal's seeds lie apart from one strategy's and overlap another's: the note says 'lower,
-    separated' for the first, 'cannot tell' for the second, and so 'cannot tell' overall."""
-    methods = {"vanilla": _method("vanilla", 2, 2, [1.0, 1.1, 1.2]),
-               "universal": _method("universal", 1, 2, [0.90, 0.95, 1.00], 0.9),
-               "cycle-n4": _method("cycle-n4", 2, 4, [0.5, 0.6, 0.7], 0.5),
-               "cycle-n6": _method("cycle-n6", 2, 6, [0.5, 0.6, 0.7], 0.3),
-               "cycle-rev-n6": _method("cycle-rev-n6", 2, 6, [0.8, 0.95, 1.1], 0.3)}
-    notes = exp_takase.observations({"steps": 10, "settings": {"post": methods}})
-    efficiency = next(n for n in notes if "efficiency" in n)
-    assert "cannot tell whether every strategy beats Universal" in efficiency
-    assert "Cycle (M=2, N=6, H=8) 0.600 ± 0.100 (0.500–0.700): lower, separated" in efficiency
-    assert "Cycle (M=2, N=6, H=8) 0.950 ± 0.150 (0.800–1.100): the run cannot tell" in efficiency
-    equal = next(n for n in notes if "equal parameters" in n)
-    assert "Universal (M=1, N=2, H=8) 0.950 ± 0.050 (0.900–1.000): the run cannot tell" in equal
-    assert "Cycle (M=2, N=4, H=8) 0.600 ± 0.100 (0.500–0.700): lower, separated" in equal

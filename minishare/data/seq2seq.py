@@ -1,5 +1,6 @@
-"""Toy sequence-to-sequence tasks for encoder-decoder models: copy, reverse, sort, addition and a
-SCAN-like command language (Lake & Baroni, 2018), each with a small fixed vocabulary.
+"""Toy sequence-to-sequence tasks for encoder-decoder models: copy, reverse, sort, addition, a
+SCAN-like command language (Lake & Baroni, 2018) and pointer chasing, each with a small fixed
+vocabulary.
 
 A task maps a random source to its target, both lists of symbols (str); ``examples`` encodes them
 to ids and ``collate`` pads a batch the way teacher forcing wants it:
@@ -175,7 +176,72 @@ class ScanTask(Task):
         return words, second_actions + first_actions
 
 
-TASKS = {task.name: task for task in (CopyTask, ReverseTask, SortTask, AdditionTask, ScanTask)}
+class PointerTask(Task):
+    """Follow a pointer ``hops`` times. A function f over the first ``n_symbols`` letters is
+    written as one token per pair, "a>c" for f(a) = c, in random order, then comes a start letter
+    s; the target is the one letter f^k(s), k = ``hops``. With f(a) = c, f(b) = a, f(c) = d,
+    f(d) = b and two hops: "b>a d>b a>c c>d a" -> "d" (a -> c -> d).
+
+    Each hop is one lookup: the token of the current letter's pair, found by attention, holds
+    the next letter. A pair is one token (its embedding can hold key and value apart) so that no
+    layer is spent tying a key to the value next to it; the hops are then the task's need for
+    depth, its knob, and ``n_symbols`` (more pairs to tell apart) the one for width. The target is
+    a single letter, so teacher forcing hands the decoder no part of the answer.
+
+    f is one cycle through all n letters, drawn at random, so the chain from s never closes early:
+    f^k(s) is none of s, f(s), ..., f^(k-1)(s), and every hop counts. Going backwards is a lookup
+    too (the pair whose value is the current letter), and f^k = f^-(n-k) on an n-cycle, so more than
+    n/2 hops would be no harder than fewer: ``hops`` is at most n/2. Without the lookups nothing
+    beats chance: given s, f^k(s) is each of the other n - 1 letters with probability
+    1/(n - 1) (``baselines`` scores the rules that need no model)."""
+
+    name = "pointer"
+
+    def __init__(self, hops=3, n_symbols=8):
+        if not isinstance(n_symbols, int) or not 2 <= n_symbols <= 26:
+            raise ValueError(f"n_symbols must be an int between 2 and 26, got {n_symbols!r}")
+        if not isinstance(hops, int) or not 1 <= hops <= n_symbols // 2:
+            raise ValueError(f"hops must be an int between 1 and n_symbols // 2 = {n_symbols // 2} "
+                             f"(on a cycle of n letters, n - k hops backwards reach f^k), got {hops!r}")
+        letters = string.ascii_lowercase[:n_symbols]
+        super().__init__(list(letters) + [f"{key}>{value}" for key in letters for value in letters])
+        self.hops, self.n_symbols, self.letters = hops, n_symbols, letters
+
+    def sample(self, rng):
+        cycle = [self.letters[i] for i in rng.permutation(self.n_symbols)]
+        f = {key: cycle[(i + 1) % self.n_symbols] for i, key in enumerate(cycle)}
+        keys = [self.letters[i] for i in rng.permutation(self.n_symbols)]   # the pairs' order
+        start = self.letters[rng.integers(self.n_symbols)]
+        return [f"{key}>{f[key]}" for key in keys] + [start], [follow(f, start, self.hops)]
+
+    def baselines(self, pairs):
+        """Exact match on ``pairs`` (source, target symbols) of the rules that need no model,
+        {rule: fraction}: "most frequent letter" (always the target most common in ``pairs``, the
+        best constant), "start letter" (s) and "one hop short" (f^(k-1)(s); s when hops = 1). The
+        best of them is the task's no-model baseline."""
+        if not pairs:
+            raise ValueError("baselines needs at least one example")
+        targets = [target[0] for _, target in pairs]
+        common = max(set(targets), key=targets.count)
+        guesses = {"most frequent letter": [], "start letter": [], "one hop short": []}
+        for source, _ in pairs:
+            f, start = dict(pair.split(">") for pair in source[:-1]), source[-1]
+            guesses["most frequent letter"].append(common)
+            guesses["start letter"].append(start)
+            guesses["one hop short"].append(follow(f, start, self.hops - 1))
+        return {rule: sum(g == t for g, t in zip(guess, targets)) / len(pairs)
+                for rule, guess in guesses.items()}
+
+
+def follow(f, start, hops):
+    """f^hops(start): ``start`` after ``hops`` applications of ``f`` (a dict)."""
+    for _ in range(hops):
+        start = f[start]
+    return start
+
+
+TASKS = {task.name: task for task in (CopyTask, ReverseTask, SortTask, AdditionTask, ScanTask,
+                                      PointerTask)}
 
 
 def get_task(name, **options):

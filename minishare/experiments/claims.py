@@ -17,7 +17,7 @@ VERDICTS = ("a better", "b better", "cannot tell")
 
 
 def compare(id, experiment, what, metric, better, arm_a, arm_b, seeds, a, b, paper=None, primary=False,
-            digits=3, unit="", over="seeds", says="is better"):
+            digits=3, unit="", over="seeds", says="is better", gated=True):
     """One claim: ``arm_a`` against ``arm_b`` on ``metric`` (``better``: "lower" or "higher"),
     with their per-seed values ``a`` and ``b`` in the order of ``seeds``; ``what`` names the
     comparison in a sentence ("held-out MLM loss, all-shared against not-shared"); ``paper``: what
@@ -25,7 +25,8 @@ def compare(id, experiment, what, metric, better, arm_a, arm_b, seeds, a, b, pap
     was designed to make (Holm's correction runs over these). ``over``: what pairs the values
     ("seeds"; "rounds" for a timing whose rounds ran every arm once). ``says``: the words a verdict
     puts after the winning arm, for a comparison that measures no quality ("ponders longer", with
-    ``better="higher"``)."""
+    ``better="higher"``). ``gated``: compare only where both arms beat the no-model baselines
+    (``finish``); False for a model set against a baseline itself (chance)."""
     if len(a) != len(seeds) or len(b) != len(seeds):
         raise ValueError(f"claim {id!r}: one value per seed on both sides ({len(seeds)} {over}; got "
                          f"{len(a)} and {len(b)})")
@@ -34,7 +35,7 @@ def compare(id, experiment, what, metric, better, arm_a, arm_b, seeds, a, b, pap
             "arm_a": arm_a, "arm_b": arm_b, "seeds": list(seeds), "a": [float(x) for x in a],
             "b": [float(x) for x in b], "difference": p["difference"], "interval": p["interval"],
             "p": p["p"], "detectable": p["detectable"], "method": p["method"], "paper": paper,
-            "primary": bool(primary), "digits": digits, "unit": unit, "says": says, "verdict": None,
+            "primary": bool(primary), "digits": digits, "unit": unit, "says": says, "gated": gated, "verdict": None,
             "statement": None}
 
 
@@ -63,7 +64,7 @@ def best_baseline(c, baselines):
     """The best no-model baseline of a claim's experiment and metric, and the arms whose mean
     does not beat it (None when the metric has no baseline)."""
     own = [b for b in baselines if b["experiment"] == c["experiment"] and b["metric"] == c["metric"]]
-    if not own:
+    if not own or not c.get("gated", True):
         return None
     pick = min if c["better"] == "lower" else max
     best = pick(own, key=lambda b: b["value"])

@@ -11,7 +11,7 @@ Timed: a training step on 2 ranks (``mpiexec -n 2``, started by this experiment)
 split into compute (forward and backward of the rank's half of the batch) and Allreduce (after a
 barrier, so a rank's wait for the slower one is not counted as communication), one step of every
 variant in turn for several rounds. Sharing should shrink the Allreduce with the distinct
-parameters and leave the compute alone; the report says so only where the rounds' ranges separate.
+parameters and leave the compute alone; the claims pair the variants by round.
 
 The timed part needs mpi4py and ``mpiexec`` (``pip install mpi4py mpich``); without them the result
 holds the counts and says why the timing is missing.
@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 
-from minishare.experiments import stats
+from minishare.experiments import claims as ledger, stats
 
 VARIANTS = ("not-shared", "shared-attention", "shared-ffn", "all-shared")
 RANKS = (2, 4, 8, 16)
@@ -218,6 +218,8 @@ def report(result, figs):
 
 
 def observations(result):
+    """Facts: the counted bytes (no spread), the counted FLOPs of the timed models and the share of
+    a step the Allreduce takes. The timed variants against each other are claims (``claims``)."""
     c = result["counted"]
     ns, sh = c["not-shared"]["bytes"], c["all-shared"]["bytes"]
     notes = [f"At the ALBERT-base shape all-shared sends {ns / sh:.1f}× fewer bytes per step than not-shared "
@@ -227,28 +229,9 @@ def observations(result):
     if result.get("timed") is None:
         return notes
     t = result["timed"]
-    a_comm, b_comm = (t["times"][v]["allreduce_wall"] for v in ("all-shared", "not-shared"))
-    a_comp, b_comp = (t["times"][v]["compute_wall"] for v in ("all-shared", "not-shared"))
-    byte_ratio = t["buffer_bytes"]["not-shared"] / t["buffer_bytes"]["all-shared"]
-    time_ratio = statistics.median(b_comm) / statistics.median(a_comm)
-    if stats.separated(a_comm, b_comm) and max(a_comm) < min(b_comm):
-        notes.append(f"Timed on {TIMED_RANKS} ranks: the all-shared Allreduce is faster than the not-shared one "
-                     f"in every round (medians {time_ratio:.1f}× apart, for {byte_ratio:.1f}× fewer bytes; "
-                     "the ranges of the rounds do not overlap).")
-    else:
-        notes.append(f"Timed on {TIMED_RANKS} ranks: the run cannot tell the all-shared Allreduce from the "
-                     f"not-shared one (medians {time_ratio:.1f}× apart for {byte_ratio:.1f}× fewer bytes; the "
-                     "ranges of the rounds overlap).")
-    comp_ratio = statistics.median(a_comp) / statistics.median(b_comp)
-    flops = _flops_ratio(result)
-    if stats.separated(a_comp, b_comp):
-        faster = "faster" if max(a_comp) < min(b_comp) else "slower"
-        notes.append(f"Compute: all-shared is {faster} than not-shared in every round (median ratio "
-                     f"{comp_ratio:.2f}; the ranges separate), with {flops:.2f}× the counted FLOPs per token.")
-    else:
-        notes.append(f"Compute: the run cannot tell all-shared from not-shared (median ratio {comp_ratio:.2f}; "
-                     f"the ranges of the rounds overlap), and the counted FLOPs per token are {flops:.2f}× "
-                     "theirs: sharing did not shrink the compute here.")
+    fewer = t["buffer_bytes"]["not-shared"] / t["buffer_bytes"]["all-shared"]
+    notes.append(f"The timed all-shared model counts {_flops_ratio(result):.2f}× the forward FLOPs per token of "
+                 f"the not-shared one and sends {fewer:.1f}× fewer bytes (counted).")
     share = {v: statistics.median(t["times"][v]["allreduce_wall"]) /
              (statistics.median(t["times"][v]["allreduce_wall"]) + statistics.median(t["times"][v]["compute_wall"]))
              for v in ("not-shared", "all-shared")}
@@ -256,6 +239,29 @@ def observations(result):
                  f"not-shared step and {100 * share['all-shared']:.1f}% of an all-shared one (medians); across "
                  "machines the same bytes cross a network, far slower than memory.")
     return notes
+
+
+def claims(result, seeds):
+    """The timed variants against not-shared, paired by round (a round times one step of every
+    variant in turn, so a slow spell of the machine hits all of them): the Allreduce of all-shared
+    (primary: ALBERT's argument, fewer parameters, less communication), of shared-attention and of
+    shared-FFN, and the compute of all-shared (the same FLOPs: no difference expected). ``seeds``
+    does not enter: the timing has rounds, not seeds. None without a timing."""
+    if result.get("timed") is None:
+        return []
+    times, rounds = result["timed"]["times"], list(range(result["timing_model"]["rounds"]))
+    shape = _timed_shape(result)
+
+    def timed(variant, key, what, primary=False):
+        return ledger.compare(
+            f"communication.{key}.{variant}_vs_not-shared", "communication", f"{what} {shape}", f"{key}_s",
+            "lower", variant, "not-shared", rounds, times[variant][key], times["not-shared"][key],
+            "fewer parameters mean less communication (Lan et al., 2019, Sec. 1; no numbers)" if key ==
+            "allreduce_wall" else None, primary, digits=5, unit=" s", over="rounds")
+    return [timed("all-shared", "allreduce_wall", "Allreduce seconds per step,", primary=True),
+            timed("shared-attention", "allreduce_wall", "Allreduce seconds per step,"),
+            timed("shared-ffn", "allreduce_wall", "Allreduce seconds per step,"),
+            timed("all-shared", "compute_wall", "Compute seconds per step, forward and backward,")]
 
 
 def _flops_ratio(result):

@@ -7,9 +7,11 @@ batch, at initialization and after some training steps (MLM + SOP, AdamW, linear
 first 10% of the steps). Xiong et al. (2020) explain Pre-LN's stability by the gradients of
 Post-LN's layers at initialization; Takase & Kiyono (2021) argue that Cycle (rev) helps the lowest
 and highest layers. The runs are small and are trained inside ``run`` (no cached checkpoints)."""
+import math
+
 from minishare import random as ms_random
 from minishare.analysis import gradnorms, plots
-from minishare.experiments import common, stats
+from minishare.experiments import claims as ledger, common, stats
 from minishare.models import AlbertConfig, AlbertForPreTraining
 from minishare.train import TrainConfig, Trainer
 
@@ -130,43 +132,62 @@ def report(result, figs):
 
 
 def observations(result):
-    notes, N = [], result["N"]
+    """Facts of each run alone: the top/bottom ratio of every plan and LN position with the shape
+    it reads as, and position 1 against position 2. Post-LN against Pre-LN and Cycle (rev) against
+    not shared are claims (``claims``)."""
+    notes = []
     labels = list(result["runs"]["post"])
     for step in result["steps"]:
         when = "at initialization" if step == 0 else f"after {step} steps"
         for label in labels:
             post = [top_bottom(c) for c in curves(result, "post", label, step)]
             pre = [top_bottom(c) for c in curves(result, "pre", label, step)]
-            numbers = (f"top/bottom {stats.fmt(stats.spread(post), 2)} under Post-LN, "
-                       f"{stats.fmt(stats.spread(pre), 2)} under Pre-LN")
-            shape = f"Post-LN's gradients are {_direction(post)}, Pre-LN's {_direction(pre)}"
-            if stats.separated(post, pre):
-                notes.append(f"{label}, {when}: {numbers}; the two profiles differ (seed ranges do not "
-                             f"overlap): {shape}.")
-            else:
-                notes.append(f"{label}, {when}: {numbers}; whether the profiles differ, the run cannot "
-                             f"tell (seed ranges overlap); {shape}.")
+            notes.append(f"{label}, {when}: top/bottom {stats.fmt(stats.spread(post), 2)} under Post-LN, "
+                         f"{stats.fmt(stats.spread(pre), 2)} under Pre-LN; Post-LN's gradients are "
+                         f"{_direction(post)}, Pre-LN's {_direction(pre)}.")
     # the first position against the second, at initialization (why it is left out of top/bottom)
     first = labels[0]
     for norm in NORMS:
         ratio = [c[0] / c[1] for c in curves(result, norm, first, 0)]
         notes.append(f"{LN_NAMES[norm]}, {first}, at initialization: position 1's gradient is "
                      f"{stats.fmt(stats.spread(ratio), 2)}× position 2's.")
-    # Takase & Kiyono: Cycle (rev) and the lowest and highest positions, against not shared
-    last = result["steps"][-1]
+    return notes
+
+
+def claims(result, seeds):
+    """Paired by seed (a seed fixes the batch and the initialization of every model):
+
+    * per plan and step, Post-LN against Pre-LN on how far the profile is from level,
+      |ln(top/bottom)| (0: level; lower is better, Xiong et al.'s (2020) account of why Pre-LN
+      trains without warm-up: its gradients do not grow toward the output);
+    * after the last step, Cycle (rev) against not shared on the gradient norm of the lowest and of
+      the highest position, per LN position (higher is better: more of the update reaches the
+      position; Takase & Kiyono (2021) argue for Cycle (rev) by these positions).
+
+    None is primary: the experiment describes gradients, it was not designed around one test."""
+    out, N, last = [], result["N"], result["steps"][-1]
+    labels = list(result["runs"]["post"])
+    for step in result["steps"]:
+        when = "at initialization" if step == 0 else f"after {step} steps"
+        for label in labels:
+            level = {norm: [abs(math.log(top_bottom(c))) for c in curves(result, norm, label, step)] for norm in NORMS}
+            out.append(ledger.compare(
+                f"gradnorms.{_slug(label)}.step{step}.post_vs_pre", "gradnorms",
+                f"Distance of the gradient-norm profile from level, |ln(top/bottom)|, {label}, {when}",
+                "abs_log_top_bottom", "lower", "Post-LN", "Pre-LN", seeds, level["post"], level["pre"], digits=2))
     cycle_rev, not_shared = labels[2], labels[0]
     for norm in NORMS:
         for position, name in ((0, "lowest"), (N - 1, "highest")):
             a = [c[position] for c in curves(result, norm, cycle_rev, last)]
             b = [c[position] for c in curves(result, norm, not_shared, last)]
-            numbers = f"{stats.fmt(stats.spread(a), 4)} against {stats.fmt(stats.spread(b), 4)}"
-            if stats.separated(a, b):
-                bigger = "larger" if min(a) > max(b) else "smaller"
-                notes.append(f"{LN_NAMES[norm]}, after {last} steps: the {name} position's gradient is "
-                             f"{bigger} under {cycle_rev} than {not_shared} ({numbers}; seed ranges do "
-                             "not overlap).")
-            else:
-                notes.append(f"{LN_NAMES[norm]}, after {last} steps: whether {cycle_rev} changes the "
-                             f"{name} position's gradient against {not_shared}, the run cannot tell "
-                             f"(seed ranges overlap; {numbers}).")
-    return notes
+            out.append(ledger.compare(
+                f"gradnorms.{norm}ln.{name}_position.cycle_rev_vs_not_shared", "gradnorms",
+                f"Gradient norm of the {name} position ({position + 1} of {N}), {LN_NAMES[norm]}, after {last} steps",
+                f"gradient_norm_position_{position + 1}", "higher", f"{cycle_rev}, {LN_NAMES[norm]}",
+                f"{not_shared}, {LN_NAMES[norm]}", seeds, a, b, digits=4))
+    return out
+
+
+def _slug(label):
+    """An id-safe name of a plan's label: "Cycle (rev) (M = 4)" -> "cycle-rev-m4"."""
+    return "-".join("".join(ch if ch.isalnum() else " " for ch in label.lower()).split())

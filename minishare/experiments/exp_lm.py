@@ -3,63 +3,132 @@ translation), with the decoder-only model (``models.DecoderLM``) on the embedded
 
 At equal parameters: Vanilla (M = N = n), Universal (M = 1 at n positions, hidden size and FFN
 widened until its parameters are closest to Vanilla's, embedding included: E = H) and Sequence,
-Cycle and Cycle (rev) with M = n layers at N = 2n positions. Held-out perplexity over seeds; speed
-measured back to back after training, as in the "takase" experiment (whose pieces this reuses).
+Cycle and Cycle (rev) with M = n layers at N = 2n positions; each again at equal compute, on its
+own schedule. Held-out perplexity over seeds; speed measured back to back after training, as in
+the "takase" experiment (whose pieces this reuses). Beside the models: two count models of the
+training tokens (``count_models``), scored on the same held-out windows.
 """
-from minishare.experiments import exp_takase, stats
+import math
+
+import numpy    # host-side counting of token ids, as minishare.tasks draws its batches
+
+from minishare.experiments import claims as ledger, exp_takase, stats
+from minishare.experiments.common import make_task
 from minishare.experiments.exp_takase import LN
+
+# The bigram model's smoothing: every context gets ADD_K · V pseudo-counts, spread over the next
+# token as the unigram distribution. Fixed in advance (the value often used for add-k), never
+# chosen on held-out text: choosing it there would fit the baseline to the test.
+ADD_K = 0.1
 
 
 def _plan(settings):
-    """The methods at equal parameters (``exp_takase.variants``), with the LM's LN position."""
-    return exp_takase.variants("lm", settings.vocab_size, settings.lm_model, settings.lm_layers, settings.lm_norm,
-                               efficiency=False)
+    """The methods at equal parameters (``exp_takase.variants``), with the LM's LN position, and
+    their updates at equal compute (attention counted at the window length)."""
+    vs = exp_takase.variants("lm", settings.vocab_size, settings.lm_model, settings.lm_layers, settings.lm_norm,
+                             efficiency=False)
+    return vs, exp_takase.equal_compute_steps("lm", settings.vocab_size, vs, settings.lm_steps, settings.lm_seq_len)
 
 
-def _request(settings, variant, seed):
-    steps = settings.lm_steps
+def _request(settings, variant, seed, steps=None):
+    steps = steps or settings.lm_steps
     return dict(task="lm", overrides=variant["overrides"], vocab_size=settings.vocab_size,
                 seq_len=settings.lm_seq_len, steps=steps, batch_size=settings.lm_batch_size,
                 lr=settings.lm_lr, eval_every=max(steps // settings.lm_evals, 1), seed=seed)
 
 
-def _name(settings, key, v, seed):
-    return f"lm-{settings.lm_norm}ln-{exp_takase._slug(key, v['M'], v['N'])}-s{seed}"
+def _name(settings, key, v, seed, steps=None):
+    """A run's name; ``steps``: the updates of an equal-compute run (the others make S)."""
+    budget = "" if steps is None else f"-{steps}steps"
+    return f"lm-{settings.lm_norm}ln-{exp_takase._slug(key, v['M'], v['N'])}{budget}-s{seed}"
 
 
 def requests(settings):
-    """One training run per (method, seed)."""
-    return {_name(settings, key, v, seed): _request(settings, v, seed)
-            for key, v in _plan(settings).items() for seed in settings.seeds}
+    """One training run per (method, seed), and one per (method other than Vanilla, seed) for its
+    equal-compute budget."""
+    vs, budget = _plan(settings)
+    extra = exp_takase.extra_runs(budget, settings.lm_steps)
+    out = {}
+    for key, v in vs.items():
+        for seed in settings.seeds:
+            out[_name(settings, key, v, seed)] = _request(settings, v, seed)
+            if key in extra:
+                out[_name(settings, key, v, seed, extra[key])] = _request(settings, v, seed, extra[key])
+    return out
 
 
 def run(out, settings, progress=True):
-    vs = _plan(settings)
+    vs, budget = _plan(settings)
     timing = exp_takase.step_times("lm", {k: v["overrides"] for k, v in vs.items()}, settings.lm_batch_size,
                                    settings.timing_repeats, seq_len=settings.lm_seq_len,
                                    vocab_size=settings.vocab_size)
-    methods = exp_takase.summarize(out, lambda key, v, seed: _name(settings, key, v, seed), vs, settings.seeds,
-                                   lambda v, seed: _request(settings, v, seed), timing, progress,
-                                   metrics=("loss", "perplexity"))
+    methods = exp_takase.summarize(out, lambda key, v, seed, steps=None: _name(settings, key, v, seed, steps), vs,
+                                   settings.seeds, lambda v, seed, steps=None: _request(settings, v, seed, steps),
+                                   timing, progress, metrics=("loss", "perplexity"), budget=budget)
     return {"corpus": "default", "vocab_size": settings.vocab_size, "seq_len": settings.lm_seq_len,
-            "steps": settings.lm_steps, "seeds": list(settings.seeds), "n": settings.lm_layers,
-            "settings": {settings.lm_norm: methods}}
+            "batch_size": settings.lm_batch_size, "steps": settings.lm_steps, "seeds": list(settings.seeds),
+            "n": settings.lm_layers, "settings": {settings.lm_norm: methods}}
 
 
+# --- no-model baselines ------------------------------------------------------------------------------
+def count_models(train_ids, windows, vocab_size, k=ADD_K):
+    """Held-out perplexity of two count models of the training stream ``train_ids``, scored on
+    the targets the LM is scored on: every token of each held-out window (``windows``, (n, T))
+    but the first, the bigram's context being the token before it in the window.
+
+        unigram   p(w) = (c(w) + 1) / (N + V)                     (add-one, as the MLM's unigram)
+        bigram    p(w | u) = (c(u, w) + k V p(w)) / (c(u) + k V)
+
+    with c(u, w) the count of u followed by w in ``train_ids``, c(u) = Σ_w c(u, w) and N its
+    length: the bigram's counts of a context seen c(u) times weigh c(u) / (c(u) + k V) against
+    the unigram. Returns {"unigram": perplexity, "bigram": perplexity}."""
+    V = vocab_size
+    unigram = (numpy.bincount(train_ids, minlength=V) + 1.0) / (len(train_ids) + V)   # (V,)
+    pairs, counts = numpy.unique(train_ids[:-1] * V + train_ids[1:], return_counts=True)
+    context, target = windows[:, :-1].reshape(-1), windows[:, 1:].reshape(-1)          # (n (T - 1),)
+    asked = context * V + target
+    where = numpy.minimum(numpy.searchsorted(pairs, asked), len(pairs) - 1)
+    c_pair = numpy.where(pairs[where] == asked, counts[where], 0)
+    c_context = numpy.bincount(train_ids[:-1], minlength=V)[context]
+    bigram = (c_pair + k * V * unigram[target]) / (c_context + k * V)
+    return {"unigram": float(numpy.exp(-numpy.log(unigram[target]).mean())),
+            "bigram": float(numpy.exp(-numpy.log(bigram).mean()))}
+
+
+def _count_baselines(vocab_size, seq_len, batch_size):
+    """[(name, held-out perplexity)] of ``count_models`` on the task's own streams and windows
+    (the same for every seed: the held-out split and its windows do not depend on it)."""
+    task, V = make_task("lm", 0, batch_size, seq_len, vocab_size=vocab_size)
+    ppl = count_models(task.train_ids, task.eval_windows, V)
+    return [("unigram counts (add-one)", ppl["unigram"]),
+            (f"bigram counts (add-{ADD_K:g} toward the unigram)", ppl["bigram"])]
+
+
+def baselines(result, settings):
+    return [ledger.baseline("lm", "held-out perplexity", name, value)
+            for name, value in _count_baselines(settings.vocab_size, settings.lm_seq_len, settings.lm_batch_size)]
+
+
+# --- figures, tables, claims ---------------------------------------------------------------------------
 def figures(result, folder):
     return exp_takase.convergence_figures(result, folder, "lm", {
-        "equal_params": ("equal parameters", exp_takase._equal, "step"),
+        "equal_params": ("equal parameters", exp_takase._equal, "step", exp_takase._by_step),
+        "equal_compute": (exp_takase.EQUAL_COMPUTE_CAPTION, exp_takase._equal_compute, exp_takase.COMPUTE_AXIS,
+                          exp_takase._by_compute),
     }, f"Language modelling (decoder-only, V={result['vocab_size']:,})")
 
 
 def report(result, figs):
     n, S = result["n"], result["steps"]
+    # an older result does not say how many held-out windows there were: no count models then
+    counts = _count_baselines(result["vocab_size"], result["seq_len"], result["batch_size"]) \
+        if "batch_size" in result else []
     lines = [f"Decoder-only language model on the embedded corpus (V = {result['vocab_size']:,} BPE, "
              f"windows of {result['seq_len']} tokens), {S} updates, seeds {result['seeds']}. Vanilla "
              f"M = N = {n}; Universal M = 1 at N = {n}, widened (H, FFN 4 H, embedding E = H) to "
              f"Vanilla's parameters; the strategies M = {n} at N = {2 * n}. Held-out perplexity is "
-             f"exp(mean cross-entropy) on fixed held-out windows. Values: mean ± std (min–max) over seeds.",
-             ""]
+             f"exp(mean cross-entropy) on fixed held-out windows. No model: count models of the "
+             f"training tokens on the same windows. Values: mean ± std (min–max) over seeds.", ""]
     for norm, methods in result["settings"].items():
         lines += ["| method | M | N | H | LN | parameters | speed | held-out loss | held-out perplexity |",
                   "|---|---|---|---|---|---|---|---|---|"]
@@ -67,20 +136,26 @@ def report(result, figs):
             lines.append(f"| {r['method']} | {r['M']} | {r['N']} | {r['H']} | {LN[norm]} | "
                          f"{r['params']:,} | {r['speed']:.2f} | {stats.fmt(r['loss'])} | "
                          f"{stats.fmt(r['perplexity'], 1)} |")
+        for name, ppl in counts:
+            lines.append(f"| no model: {name} | – | – | – | – | – | – | {math.log(ppl):.3f} | {ppl:.1f} |")
         lines.append("")
+    lines += exp_takase.equal_compute_tables(result, [("held-out loss", "loss", 3),
+                                                      ("held-out perplexity", "perplexity", 1)])
     return "\n".join(lines)
 
 
-def observations(result):
-    notes = []
+def claims(result, seeds):
+    """On held-out perplexity, per LN position: each strategy against Vanilla (primary), Universal
+    against Vanilla, each strategy against Universal and, where the result has them, the
+    equal-compute runs against Vanilla's. No paper numbers: the paper's language-modelling runs
+    (WikiText-103) are not transcribed in the book's sources."""
+    out = exp_takase.method_claims("lm", result, seeds, "perplexity", "Held-out perplexity", digits=1, paper=False)
     for norm, methods in result["settings"].items():
-        n = methods["vanilla"]["N"]
-        others = [k for k in methods if k != "vanilla"]
-        notes.append(f"Language modelling, {LN[norm]}, equal parameters, held-out perplexity against "
-                     f"Vanilla (M={n}, N={n}) {stats.fmt(methods['vanilla']['perplexity'], 1)}: "
-                     + "; ".join(exp_takase._verdicts(methods, others, "vanilla", "perplexity", 1)) + ".")
-        strategies = [k for k in others if k != "universal"]
-        notes.append(f"Language modelling, {LN[norm]}, the strategies (M={n}, N={2 * n}) against Universal "
-                     f"{stats.fmt(methods['universal']['perplexity'], 1)}: "
-                     + "; ".join(exp_takase._verdicts(methods, strategies, "universal", "perplexity", 1)) + ".")
-    return notes
+        strategies = [k for k in methods if k not in ("vanilla", "universal")]
+        out += [ledger.compare(f"lm.{norm}ln.{k}_vs_universal", "lm",
+                               f"Held-out perplexity, {LN[norm]}, equal parameters", "perplexity", "lower",
+                               exp_takase._legend(methods[k], norm), exp_takase._legend(methods["universal"], norm),
+                               seeds, methods[k]["perplexity"]["values"], methods["universal"]["perplexity"]["values"],
+                               digits=1)
+                for k in strategies]
+    return out

@@ -8,17 +8,25 @@ sequence-to-sequence task, over several seeds, with Post-LN (their main setting)
 * Efficiency (their Table 1, lower half): the strategies at M = n, N = 3n against
   Universal, which the paper finds about as fast (speed 0.47 against 0.48 for M = 6, N = 18), at
   an equal number of updates.
-* Equal training time, read from the curves: each method's step time is measured back to back in
-  ``run`` (never while the parallel training phase shares the CPU); Vanilla's S steps take
-  S · t_Vanilla seconds, and a method with step time t has done S · t_Vanilla / t steps by then.
-  Its held-out loss is read at the last evaluation within that many steps. Its learning rate has
-  not decayed there yet (each run's schedule spans S steps), which favours the faster models.
+* Equal compute: the methods of the equal-parameter comparison trained again, each on its own full
+  schedule (warm-up and decay over its own steps), for as many updates as cost what Vanilla's S
+  updates cost: S_k = S · C_Vanilla / C_k, with C the multiply-accumulates of a step's matrix
+  products (``macs_per_token``). Counted, not timed: the budget names the runs ``requests`` asks
+  for before anything trains, and a timing changes with the machine. (Reading a deeper method's
+  S-step curve at Vanilla's time instead would read it before its learning rate decayed.)
 
-Every table, title and legend states M, N and the LayerNorm position.
+Each comparison of two methods is a claim (``claims``: paired over seeds, Holm's correction over
+the primary ones). A run on "reverse" either stays on a plateau or leaves it, so the report also
+counts the seeds that solved the task (``SOLVED``), and prints the no-model rules of the task
+(``trivial_rules``) beside the models. Every table, title and legend states M, N and the LayerNorm
+position.
 """
+import math
+
 from minishare import optim
 from minishare.analysis import count_parameters, memory, plots
-from minishare.experiments import stats
+from minishare.data import seq2seq
+from minishare.experiments import claims as ledger, stats
 from minishare.experiments.common import build_model, make_config, make_task
 from minishare.experiments.runs import cached_run
 from minishare.models import DecoderLM
@@ -29,6 +37,16 @@ STRATEGIES = (("Sequence", "sequence"), ("Cycle", "cycle"), ("Cycle (rev)", "cyc
 LN = {"post": "Post-LN", "pre": "Pre-LN"}
 # what a history keeps in result.json: the training loss for the curves, the held-out metrics
 KEEP = ("step", "loss", "eval_loss", "eval_exact_match", "eval_perplexity")
+# Held-out exact match at which a run counts as having solved the task. On "reverse" a run ends
+# either near 0 (the plateau: the right length, the wrong letters) or near 1; 0.9 lies in that gap,
+# and a run caught while leaving the plateau (exact match 0.5) does not count.
+SOLVED = 0.9
+PAPER = "Takase & Kiyono (arXiv 2104.06022, 2021), Table 1, WMT En-De, BLEU (higher is better)"
+# (method, N / M) -> (M/N, BLEU, speed relative to Vanilla) in that table; Universal is M = 1, N = 6
+PAPER_TABLE = {("Vanilla", 1): ("6/6", 26.57, 1.00), ("Universal", None): ("1/6", 26.90, 0.48),
+               ("Sequence", 2): ("6/12", 27.13, 0.63), ("Cycle", 2): ("6/12", 27.04, 0.63),
+               ("Cycle (rev)", 2): ("6/12", 27.08, 0.63), ("Sequence", 3): ("6/18", 27.02, 0.47),
+               ("Cycle", 3): ("6/18", 27.25, 0.47), ("Cycle (rev)", 3): ("6/18", 27.31, 0.47)}
 
 
 # --- the widened Universal model -------------------------------------------------------------------
@@ -87,33 +105,91 @@ def variants(task, vocab_size, model, n, norm, efficiency=True):
     return out
 
 
+def _equal(methods):
+    """The keys of the equal-parameter comparison: Vanilla, Universal and the strategies at N = 2n."""
+    return [k for k, r in methods.items() if k in ("vanilla", "universal") or r["N"] == 2 * methods["vanilla"]["N"]]
+
+
+def _efficiency(methods):
+    deep = [k for k, r in methods.items() if r["N"] == 3 * methods["vanilla"]["N"]]
+    return ["vanilla", "universal"] + deep if deep else []
+
+
+# --- equal compute, counted --------------------------------------------------------------------------
+def macs_per_token(config, lm, seq_len):
+    """Multiply-accumulates of the matrix products of one forward pass, per target token, as
+    ``minishare.analysis.flops`` counts them (a training step costs about 3× this for every model
+    alike, so the factor cancels in a ratio). A self-attention of a position: 4 H² (query, key,
+    value, output) + 2 T H (scores and weighted values over T keys); its FFN 2 H I; a decoder
+    position of the encoder-decoder adds a cross-attention, counted like a self-attention with one
+    source token per target token (so in the copy family, up to the end token); the output layer
+    H V. E = H in every model here (no embedding projection), and sharing does not enter: every
+    position computes."""
+    H, I, V, T = config.hidden_size, config.intermediate_size, config.vocab_size, seq_len
+    attention = 4 * H * H + 2 * T * H
+    layer = attention + 2 * H * I
+    stacks = config.num_hidden_layers * layer
+    if not lm:
+        stacks += config.num_decoder_layers * (layer + attention)
+    return stacks + H * V
+
+
+def equal_compute_steps(task, vocab_size, vs, steps, seq_len):
+    """{key: updates} of the equal-parameter methods of ``vs`` at Vanilla's compute: S_k =
+    S · C_Vanilla / C_k (``macs_per_token`` at length ``seq_len``), rounded; Vanilla keeps S."""
+    cost = {k: macs_per_token(make_config(task, vocab_size, overrides=vs[k]["overrides"]), task == "lm", seq_len)
+            for k in _equal(vs)}
+    return {k: max(1, round(steps * cost["vanilla"] / c)) for k, c in cost.items()}
+
+
+# --- the runs ------------------------------------------------------------------------------------------
 def _slug(key, M, N):
     return f"{key.rsplit('-n', 1)[0]}-m{M}-n{N}"
 
 
 def _plan(settings):
-    """{LN position: variants} as this experiment trains them, the efficiency runs (N = 3n) included."""
-    V = make_task(settings.takase_task, 0, 1, 1)[1]
-    return {norm: variants(settings.takase_task, V, settings.takase_model, settings.takase_layers, norm,
-                           efficiency=True)
-            for norm in settings.takase_norms}
+    """{LN position: (variants, equal-compute updates)} as this experiment trains them, the
+    efficiency runs (N = 3n) included. The length the budget counts attention at is the mean
+    target length (with its end token) of seed 0's held-out examples."""
+    t, V = make_task(settings.takase_task, 0, 1, 1)
+    T = sum(len(target) + 1 for _, target in t.eval_pairs) / len(t.eval_pairs)
+    plan = {}
+    for norm in settings.takase_norms:
+        vs = variants(settings.takase_task, V, settings.takase_model, settings.takase_layers, norm, efficiency=True)
+        plan[norm] = vs, equal_compute_steps(settings.takase_task, V, vs, settings.takase_steps, T)
+    return plan
 
 
-def _request(settings, variant, seed):
-    steps = settings.takase_steps
+def _request(settings, variant, seed, steps=None):
+    steps = steps or settings.takase_steps
     return dict(task=settings.takase_task, overrides=variant["overrides"], steps=steps,
                 batch_size=settings.takase_batch_size, lr=settings.takase_lr,
                 eval_every=max(steps // settings.takase_evals, 1), seed=seed)
 
 
-def _name(norm, key, v, seed):
-    return f"takase-{norm}ln-{_slug(key, v['M'], v['N'])}-s{seed}"
+def _name(norm, key, v, seed, steps=None):
+    """A run's name; ``steps``: the updates of an equal-compute run (the others make S)."""
+    return f"takase-{norm}ln-{_slug(key, v['M'], v['N'])}{'' if steps is None else f'-{steps}steps'}-s{seed}"
+
+
+def extra_runs(budget, steps):
+    """The equal-compute updates that need runs of their own: {key: S_k} where S_k differs from S
+    (Vanilla's equal-compute runs are its S-update runs)."""
+    return {k: s for k, s in budget.items() if s != steps}
 
 
 def requests(settings):
-    """Every training run, one per (LN position, method, seed)."""
-    return {_name(norm, key, v, seed): _request(settings, v, seed)
-            for norm, vs in _plan(settings).items() for key, v in vs.items() for seed in settings.seeds}
+    """Every training run: one per (LN position, method, seed), and one per (LN position,
+    equal-parameter method other than Vanilla, seed) for its equal-compute budget."""
+    out = {}
+    for norm, (vs, budget) in _plan(settings).items():
+        extra = extra_runs(budget, settings.takase_steps)
+        for key, v in vs.items():
+            for seed in settings.seeds:
+                out[_name(norm, key, v, seed)] = _request(settings, v, seed)
+                if key in extra:
+                    out[_name(norm, key, v, seed, extra[key])] = _request(settings, v, seed, extra[key])
+    return out
 
 
 # --- speed, measured back to back ---------------------------------------------------------------------
@@ -141,70 +217,119 @@ def _thin(history):
     return [{k: row[k] for k in KEEP if k in row} for row in history]
 
 
-def _at_step(history, step, key):
-    """The held-out ``key`` at the last evaluation no later than ``step`` (None if none yet)."""
-    rows = [row for row in history if key in row and row["step"] <= step]
-    return rows[-1][key] if rows else None
+def _finals(runs, metrics):
+    return {m: stats.spread([r["final"][f"eval_{m}"] for r in runs]) for m in metrics}
 
 
-def summarize(out, name_of, vs, seeds, request_of, timing, progress, metrics):
+def summarize(out, name_of, vs, seeds, request_of, timing, progress, metrics, budget):
     """Load (or train) every run of ``vs`` and gather, per method: parameters, step time, relative
-    speed, thinned histories per seed, and the spread of each final held-out metric and of the
-    held-out loss at Vanilla's training time."""
+    speed, thinned histories per seed and the spread of each final held-out metric; for the
+    methods of ``budget`` ({key: equal-compute updates}) the same of their equal-compute runs
+    under "equal_compute". ``name_of(key, v, seed, steps=None)`` and ``request_of(v, seed,
+    steps=None)`` name and describe a run (``steps``: an equal-compute run's updates)."""
     result = {}
     for key, v in vs.items():
         runs = [cached_run(out, name_of(key, v, seed), progress, **request_of(v, seed)) for seed in seeds]
         histories = [_thin(r["history"]) for r in runs]
         steps = int(histories[0][-1]["step"])
-        reach = int(steps * timing["vanilla"] / timing[key])        # steps done in Vanilla's time
-        at_time = [_at_step(h, reach, "eval_loss") for h in histories]
         result[key] = {**{k: v[k] for k in ("method", "label", "M", "N", "H")},
                        "params": count_parameters(runs[0]["model"]), "steps": steps,
                        "step_time": timing[key], "speed": timing["vanilla"] / timing[key],
-                       "steps_in_vanilla_time": reach, "histories": histories,
-                       **{m: stats.spread([r["final"][f"eval_{m}"] for r in runs]) for m in metrics},
-                       "loss_at_vanilla_time": stats.spread(at_time) if None not in at_time else None}
+                       "histories": histories, **_finals(runs, metrics)}
+        if key in budget:
+            own = extra_runs(budget, steps).get(key)
+            if own is not None:
+                runs = [cached_run(out, name_of(key, v, seed, own), progress, **request_of(v, seed, own))
+                        for seed in seeds]
+            result[key]["equal_compute"] = {"steps": budget[key], "histories": [_thin(r["history"]) for r in runs],
+                                            **_finals(runs, metrics)}
     return result
 
 
 def run(out, settings, progress=True):
-    plan = _plan(settings)
     result = {"task": settings.takase_task, "steps": settings.takase_steps, "seeds": list(settings.seeds),
               "n": settings.takase_layers, "settings": {}}
-    for norm, vs in plan.items():
+    for norm, (vs, budget) in _plan(settings).items():
         timing = step_times(settings.takase_task, {k: v["overrides"] for k, v in vs.items()},
                             settings.takase_batch_size, settings.timing_repeats)
         result["settings"][norm] = summarize(
-            out, lambda key, v, seed: _name(norm, key, v, seed), vs,
-            settings.seeds, lambda v, seed: _request(settings, v, seed), timing, progress,
-            metrics=("loss", "exact_match"))
+            out, lambda key, v, seed, steps=None: _name(norm, key, v, seed, steps), vs, settings.seeds,
+            lambda v, seed, steps=None: _request(settings, v, seed, steps), timing, progress,
+            metrics=("loss", "exact_match"), budget=budget)
     return result
 
 
+# --- no-model rules ----------------------------------------------------------------------------------
+def rule_scores(pairs, n_symbols):
+    """(exact match of copying the source, held-out loss of uniform letters at the source's
+    length) on (source ids, target ids) ``pairs``: see ``trivial_rules``."""
+    copied = sum(list(source) == list(target) for source, target in pairs) / len(pairs)
+    letters = sum(len(target) for _, target in pairs)
+    return copied, letters * math.log(n_symbols) / (letters + len(pairs))
+
+
+def trivial_rules(task_name, seeds):
+    """The no-model rules of a task of the copy family (copy, reverse, sort: the target holds the
+    source's letters), scored on the held-out examples of every seed (``tasks.Seq2SeqTask`` draws
+    them with seed 10,000 + s), as [(name, metric, mean over seeds)]:
+
+    * copy the source: its exact match (on "reverse" the palindromes, every one-letter source
+      among them); left out on "copy", where it is the task;
+    * uniform letters at the source's length: the held-out loss (mean cross-entropy over the
+      target's letters and its end token) of a rule that reads the target's length off the
+      source, so the end token costs nothing, and knows nothing of the letters: ln(alphabet) per
+      letter. It is the plateau of a model that has learnt the length alone.
+
+    Other tasks have no such rule here: []."""
+    task = seq2seq.get_task(task_name)
+    if not isinstance(task, seq2seq.CopyTask):
+        return []
+    scores = [rule_scores(make_task(task_name, seed, 1, 1)[0].eval_pairs, task.n_symbols) for seed in seeds]
+    rules = [("uniform letters at the source's length", "loss", sum(s[1] for s in scores) / len(seeds))]
+    if task.name != "copy":
+        rules.insert(0, ("copy the source", "exact_match", sum(s[0] for s in scores) / len(seeds)))
+    return rules
+
+
+def baselines(result, settings):
+    return [ledger.baseline("takase", f"held-out {metric.replace('_', ' ')}", name, value)
+            for name, metric, value in trivial_rules(settings.takase_task, settings.seeds)]
+
+
 # --- figures, tables, observations -------------------------------------------------------------------
-TIME_AXIS = "training time at the measured step time (s)"
+COMPUTE_AXIS = "compute, in Vanilla's updates"
 
 
 def _legend(r, norm):
     return f"{r['label']}, {LN[norm]}"
 
 
-def _timed(histories, step_time):
-    """The histories with the time each step takes at the back-to-back measured step time."""
-    return [[{**row, TIME_AXIS: row["step"] * step_time} for row in h] for h in histories]
+def _by_step(methods, key):
+    return methods[key]["histories"]
+
+
+def _by_compute(methods, key):
+    """An equal-compute run's histories against compute in Vanilla's updates (step × S / S_k), so
+    every method's curve ends at S."""
+    c = methods[key]["equal_compute"]
+    scale = methods["vanilla"]["steps"] / c["steps"]
+    return [[{**row, COMPUTE_AXIS: row["step"] * scale} for row in h] for h in c["histories"]]
+
+
+def _equal_compute(methods):
+    return [k for k in _equal(methods) if "equal_compute" in methods[k]]
 
 
 def convergence_figures(result, folder, prefix, groups, title):
-    """One figure per (LN position, group): ``groups`` maps a file suffix to (caption, keys, x)."""
+    """One figure per (LN position, group): ``groups`` maps a file suffix to (caption, keys, x,
+    curves), ``curves(methods, key)`` giving the histories that ``x`` is read from."""
     figs = []
     for norm, methods in result["settings"].items():
-        for suffix, (caption, keys, x) in groups.items():
+        for suffix, (caption, keys, x, curves) in groups.items():
             keys = keys(methods)
             if len(keys) < 2:
                 continue
-            histories = {_legend(methods[k], norm): (_timed(methods[k]["histories"], methods[k]["step_time"])
-                                                     if x == TIME_AXIS else methods[k]["histories"])
-                         for k in keys}
+            histories = {_legend(methods[k], norm): curves(methods, k) for k in keys}
             n_seeds = len(result["seeds"])
             fig = plots.plot_convergence(histories, x=x, y="loss", eval_y="eval_loss",
                                          title=f"{title}: {caption}, {LN[norm]}")
@@ -213,101 +338,133 @@ def convergence_figures(result, folder, prefix, groups, title):
     return figs
 
 
-def _equal(methods):
-    return [k for k, r in methods.items() if k in ("vanilla", "universal") or r["N"] == 2 * methods["vanilla"]["N"]]
-
-
-def _efficiency(methods):
-    deep = [k for k, r in methods.items() if r["N"] == 3 * methods["vanilla"]["N"]]
-    return ["vanilla", "universal"] + deep if deep else []
+EQUAL_COMPUTE_CAPTION = "equal parameters at equal compute, each method on its own schedule"
 
 
 def figures(result, folder):
     task, n = result["task"], result["n"]
     return convergence_figures(result, folder, "takase", {
-        "equal_params": ("equal parameters", _equal, "step"),
+        "equal_params": ("equal parameters", _equal, "step", _by_step),
         "efficiency": (f"strategies at M = {n}, N = {3 * n} against Universal (M = 1, N = {n}), equal updates",
-                       _efficiency, "step"),
-        "equal_time": ("equal parameters against training time", _equal, TIME_AXIS),
+                       _efficiency, "step", _by_step),
+        "equal_compute": (EQUAL_COMPUTE_CAPTION, _equal_compute, COMPUTE_AXIS, _by_compute),
     }, f"Takase & Kiyono on '{task}'")
 
 
-def _fmt(s):
-    return "n/a" if s is None else stats.fmt(s)
+def solved(s):
+    """"k of n": the seeds whose held-out exact match (a spread) reaches ``SOLVED``."""
+    return f"{sum(v >= SOLVED for v in s['values'])} of {s['n']}"
 
 
 def report(result, figs):
     n, S = result["n"], result["steps"]
+    rules = trivial_rules(result["task"], result["seeds"])
     lines = [f"Task '{result['task']}', {S} updates, seeds {result['seeds']}. Vanilla has M = N = {n}; "
              f"Universal is one layer (M = 1) used at N = {n} positions, widened (hidden size H with the FFN "
              f"at 4 H) until its parameters are closest to Vanilla's; the strategies use M = {n} layers at "
              f"N = {2 * n} positions (equal parameters) and N = {3 * n} "
              f"(Takase & Kiyono's efficiency comparison). Speed: Vanilla's step time over the method's, "
-             f"measured back to back after training. 'Loss at Vanilla's time': the held-out loss at the "
-             f"last evaluation within the steps the method makes in the time Vanilla takes for {S} "
-             f"(read from the curves; its learning rate has not decayed there, which favours faster "
-             f"methods). Values: mean ± std (min–max) over seeds.", ""]
+             f"measured back to back after training. Solved: the seeds whose held-out exact match is at "
+             f"least {SOLVED} (a run either stays on the plateau or leaves it, so a mean hides how many "
+             f"did). No model: rules that need no training, on the same held-out examples (mean over "
+             f"seeds). Values: mean ± std (min–max) over seeds.", ""]
     for norm, methods in result["settings"].items():
         lines += [f"**{LN[norm]}**", "",
                   "| method | M | N | H | LN | parameters | speed | held-out loss | exact match | "
-                  "steps in Vanilla's time | loss at Vanilla's time |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+                  f"solved (exact match ≥ {SOLVED}) |", "|---|---|---|---|---|---|---|---|---|---|"]
         for r in methods.values():
-            lines.append(f"| {r['method']} | {r['M']} | {r['N']} | {r['H']} | {LN[norm]} | "
-                         f"{r['params']:,} | {r['speed']:.2f} | {_fmt(r['loss'])} | {_fmt(r['exact_match'])} | "
-                         f"{r['steps_in_vanilla_time']} | {_fmt(r['loss_at_vanilla_time'])} |")
+            lines.append(f"| {r['method']} | {r['M']} | {r['N']} | {r['H']} | {LN[norm]} | {r['params']:,} | "
+                         f"{r['speed']:.2f} | {stats.fmt(r['loss'])} | {stats.fmt(r['exact_match'])} | "
+                         f"{solved(r['exact_match'])} |")
+        for name, metric, value in rules:
+            cells = {"loss": "–", "exact_match": "–", metric: f"{value:.3f}"}
+            lines.append(f"| no model: {name} | – | – | – | – | – | – | {cells['loss']} | "
+                         f"{cells['exact_match']} | – |")
         lines.append("")
+    lines += equal_compute_tables(result, [("held-out loss", "loss", 3), ("exact match", "exact_match", 3)])
     return "\n".join(lines)
 
 
-def compare(a, b, metric="loss"):
-    """'lower' or 'higher' when a's seeds all lie below or above b's (stats.separated), else None."""
-    x, y = a[metric], b[metric]
-    if x is None or y is None or not stats.separated(x["values"], y["values"]):
-        return None
-    return "lower" if x["mean"] < y["mean"] else "higher"
-
-
-def _verdicts(methods, keys, reference, metric="loss", digits=3):
-    ref = methods[reference]
-    parts = []
-    for k in keys:
-        r = methods[k]
-        verdict = compare(r, ref, metric)
-        what = {None: "the run cannot tell (seed ranges overlap)", "lower": "lower, separated",
-                "higher": "higher, separated"}[verdict]
-        parts.append(f"{r['label']} {stats.fmt(r[metric], digits)}: {what}")
-    return parts
+def equal_compute_tables(result, columns):
+    """The equal-compute table of each LN position: each method's updates S_k and its final
+    held-out metrics, ``columns`` as (header, metric, digits) (exact match adds its solved count);
+    one sentence where the result has no equal-compute runs (one made before they existed)."""
+    if not any(_equal_compute(methods) for methods in result["settings"].values()):
+        return ["Equal compute: not in this result (it was made before the experiment trained "
+                "equal-compute runs)."]
+    S = result["steps"]
+    counted = any(metric == "exact_match" for _, metric, _ in columns)
+    header = ["method", "M", "N", "H", "LN", "updates"] + [h for h, _, _ in columns] + \
+        ([f"solved (exact match ≥ {SOLVED})"] if counted else [])
+    lines = [f"Equal compute: each equal-parameter method trained again on its own schedule, for the "
+             f"updates that cost what Vanilla's {S} cost (S_k = {S} · C_Vanilla / C_k, C the "
+             f"multiply-accumulates of a step's matrix products, counted from the configuration).", ""]
+    for norm, methods in result["settings"].items():
+        lines += [f"**{LN[norm]}, equal compute**", "", "| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+        for k in _equal_compute(methods):
+            r, c = methods[k], methods[k]["equal_compute"]
+            cells = [r["method"], r["M"], r["N"], r["H"], LN[norm], c["steps"]] + \
+                [stats.fmt(c[metric], digits) for _, metric, digits in columns] + \
+                ([solved(c["exact_match"])] if counted else [])
+            lines.append("| " + " | ".join(map(str, cells)) + " |")
+        lines.append("")
+    return lines
 
 
 def observations(result):
+    """Facts of each method alone: how many seeds solved the task, the measured speeds, the
+    equal-compute budgets. Every comparison of two methods is a claim (``claims``)."""
     notes = []
     for norm, methods in result["settings"].items():
-        n = methods["vanilla"]["N"]
-        strategies = [k for k in _equal(methods) if k not in ("vanilla", "universal")]
-        notes.append(f"{LN[norm]}, equal parameters, held-out loss against Vanilla (M={n}, N={n}) "
-                     f"{_fmt(methods['vanilla']['loss'])}: "
-                     + "; ".join(_verdicts(methods, ["universal"] + strategies, "vanilla")) + ".")
-        at_time = {k: methods[k] for k in _equal(methods) if methods[k]["loss_at_vanilla_time"] is not None}
-        if len(at_time) > 1:
-            timed = {k: {**r, "loss": r["loss_at_vanilla_time"]} for k, r in at_time.items()}
-            notes.append(f"{LN[norm]}, equal training time (Vanilla's {result['steps']} steps), held-out loss "
-                         f"against Vanilla: " + "; ".join(_verdicts(timed, [k for k in timed if k != "vanilla"],
-                                                                    "vanilla")) + ".")
-        efficiency = [k for k in _efficiency(methods) if k not in ("vanilla", "universal")]
-        if efficiency:
-            uni = methods["universal"]
-            verdicts = [compare(methods[k], uni) for k in efficiency]
-            if all(v == "lower" for v in verdicts):
-                headline = "every strategy beats Universal, as in the paper (seed ranges separated)"
-            elif any(v == "higher" for v in verdicts):
-                headline = "not every strategy beats Universal: at least one is worse (seed ranges separated)"
-            else:
-                headline = "the run cannot tell whether every strategy beats Universal (seed ranges overlap for some)"
-            speeds = ", ".join(f"{methods[k]['method']} (M={methods[k]['M']}, N={methods[k]['N']}) "
-                               f"{methods[k]['speed']:.2f}" for k in ["universal"] + efficiency)
-            notes.append(f"{LN[norm]}, efficiency at equal updates: {headline}. Held-out loss against "
-                         f"{uni['label']} {_fmt(uni['loss'])}: "
-                         + "; ".join(_verdicts(methods, efficiency, "universal")) + f". Speeds relative to "
-                         f"Vanilla, measured back to back: {speeds} (the paper: Universal 0.48, M=6, N=18 0.47).")
+        notes.append(f"{LN[norm]}, seeds that solved '{result['task']}' (held-out exact match ≥ {SOLVED}): "
+                     + "; ".join(f"{r['label']} {solved(r['exact_match'])}" for r in methods.values()) + ".")
+        speeds = ", ".join(f"{r['method']} (M={r['M']}, N={r['N']}) {r['speed']:.2f}" for r in methods.values()
+                           if r["method"] != "Vanilla")
+        notes.append(f"{LN[norm]}, speed relative to Vanilla, measured back to back: {speeds} (the paper: "
+                     "Universal 0.48, M=6, N=12 0.63, M=6, N=18 0.47).")
+        budget = {k: methods[k]["equal_compute"]["steps"] for k in _equal_compute(methods)}
+        if budget:
+            notes.append(f"{LN[norm]}, equal compute: the updates that cost what Vanilla's {result['steps']} cost "
+                         "(counted multiply-accumulates): "
+                         + ", ".join(f"{methods[k]['label']} {s}" for k, s in budget.items() if k != "vanilla")
+                         + ".")
     return notes
+
+
+def _paper(a, b):
+    """The paper's numbers for method a against method b, or None where it has no such row."""
+    def row(r):
+        return PAPER_TABLE.get(("Universal", None) if r["method"] == "Universal" else (r["method"], r["N"] // r["M"]))
+    pa, pb = row(a), row(b)
+    if pa is None or pb is None:
+        return None
+    return (f"{PAPER}: {a['method']} (M/N = {pa[0]}) {pa[1]:.2f} at speed {pa[2]:.2f} against "
+            f"{b['method']} (M/N = {pb[0]}) {pb[1]:.2f} at speed {pb[2]:.2f}")
+
+
+def method_claims(experiment, result, seeds, metric, what, digits=3, paper=True):
+    """The comparisons of Takase & Kiyono's methods on held-out ``metric`` (lower is better), per
+    LN position: each strategy at N = 2n against Vanilla (equal parameters: primary), Universal
+    against Vanilla, each strategy at N = 3n against Universal (efficiency: primary), and, where
+    the result has them, each equal-compute run against Vanilla's."""
+    out = []
+    for norm, methods in result["settings"].items():
+        def claim(a, b, kind, primary, at=None):
+            x, y = (methods[k] if at is None else methods[k][at] for k in (a, b))
+            return ledger.compare(
+                f"{experiment}.{norm}ln.{a}_vs_{b}{'' if at is None else '.' + at}", experiment,
+                f"{what}, {LN[norm]}, {kind}", metric, "lower", _legend(methods[a], norm),
+                _legend(methods[b], norm), seeds, x[metric]["values"], y[metric]["values"],
+                _paper(methods[a], methods[b]) if paper and at is None else None, primary, digits)
+        deep = [k for k in _equal(methods) if k not in ("vanilla", "universal")]
+        out += [claim(k, "vanilla", "equal parameters", True) for k in deep]
+        out.append(claim("universal", "vanilla", "equal parameters", False))
+        out += [claim(k, "universal", "efficiency at equal updates", True)
+                for k in _efficiency(methods) if k not in ("vanilla", "universal")]
+        out += [claim(k, "vanilla", "equal compute, each on its own schedule", False, "equal_compute")
+                for k in _equal_compute(methods) if k != "vanilla"]
+    return out
+
+
+def claims(result, seeds):
+    return method_claims("takase", result, seeds, "loss", "Held-out loss")

@@ -1,0 +1,242 @@
+"""The Takase & Kiyono experiments ("takase", "lm") and "gradnorms" and "communication" as claims:
+their no-model baselines against hand-worked numbers and independent computations, the counted
+equal-compute budget against a hand count, the claims a result makes, and every report, claim and
+baseline of the committed full results."""
+import json
+import math
+import os
+
+import numpy
+import pytest
+
+from minishare.data import seq2seq
+from minishare.experiments import claims, exp_communication, exp_gradnorms, exp_lm, exp_takase, reproduce, stats
+from minishare.experiments.common import make_task
+from minishare.experiments.settings import FULL, QUICK
+from minishare.models import TransformerConfig
+
+FIGURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "book", "figures")
+
+
+# --- no-model baselines ---------------------------------------------------------------------------
+def test_count_models_by_hand():
+    """Training stream 0 1 0 1 2 (V = 3, k = 0.1, so k V = 0.3 pseudo-counts per context).
+    Unigram, add-one: (2, 2, 1) + 1 over 5 + 3 = (3, 3, 2) / 8. Bigram counts: 0→1 twice, 1→0 and
+    1→2 once; contexts 0 and 1 twice each, 2 never. Window 0 1 2 scores 1 after 0 and 2 after 1;
+    window 2 0 scores 0 after the unseen context 2, which falls back to the unigram exactly."""
+    train = numpy.array([0, 1, 0, 1, 2])
+    p1 = numpy.array([3, 3, 2]) / 8
+    got = exp_lm.count_models(train, numpy.array([[0, 1, 2]]), 3, k=0.1)
+    p_1_after_0 = (2 + 0.3 * p1[1]) / (2 + 0.3)
+    p_2_after_1 = (1 + 0.3 * p1[2]) / (2 + 0.3)
+    assert got["bigram"] == pytest.approx(math.exp(-(math.log(p_1_after_0) + math.log(p_2_after_1)) / 2))
+    assert got["unigram"] == pytest.approx(1 / math.sqrt(p1[1] * p1[2]))
+    unseen = exp_lm.count_models(train, numpy.array([[2, 0]]), 3, k=0.1)
+    assert unseen["bigram"] == pytest.approx(1 / p1[0]) == pytest.approx(unseen["unigram"])
+
+
+def test_count_models_match_dense_counts_on_the_lm_windows():
+    """On the quick LM task's own streams, against a dense V × V count table built here; the
+    held-out windows are the ones the LM's evaluation scores (``LanguageModelingTask``)."""
+    s = QUICK
+    task, V = make_task("lm", 0, s.lm_batch_size, s.lm_seq_len, vocab_size=s.vocab_size)
+    ids, windows = task.train_ids, task.eval_windows
+    table = numpy.zeros((V, V))
+    numpy.add.at(table, (ids[:-1], ids[1:]), 1)
+    unigram = (numpy.bincount(ids, minlength=V) + 1) / (len(ids) + V)
+    u, w = windows[:, :-1].ravel(), windows[:, 1:].ravel()
+    kV = exp_lm.ADD_K * V
+    bigram = (table[u, w] + kV * unigram[w]) / (table[u].sum(axis=1) + kV)
+    # every context's distribution sums to one
+    assert numpy.allclose(((table + kV * unigram) / (table.sum(axis=1, keepdims=True) + kV)).sum(axis=1), 1)
+    got = {b["name"].split()[0]: b["value"] for b in exp_lm.baselines(None, s)}
+    assert got["bigram"] == pytest.approx(math.exp(-numpy.log(bigram).mean()))
+    assert got["unigram"] == pytest.approx(math.exp(-numpy.log(unigram[w]).mean()))
+    assert got["bigram"] < got["unigram"]
+
+
+def test_rule_scores_by_hand():
+    """Pairs (a b -> b a), (c -> c), (a b a -> a b a): copying is right for the last two; uniform
+    letters at the right length cost ln 10 for each of 2 + 1 + 3 letters and nothing for the 3 end
+    tokens: 6 ln 10 / 9."""
+    pairs = [([3, 4], [4, 3]), ([5], [5]), ([3, 4, 3], [3, 4, 3])]
+    copied, uniform = exp_takase.rule_scores(pairs, 10)
+    assert copied == pytest.approx(2 / 3)
+    assert uniform == pytest.approx(6 * math.log(10) / 9)
+
+
+def test_trivial_rules_on_the_held_out_examples_of_each_seed():
+    """The held-out examples of seed s are drawn with seed 10,000 + s (``Seq2SeqTask``): copying
+    a reversal is right exactly for the palindromes, counted here on the symbols."""
+    task = seq2seq.get_task("reverse")
+    palindromes, uniform = [], []
+    for s in (0, 1):
+        pairs = [task.sample(rng) for rng in [numpy.random.default_rng(10_000 + s)] for _ in range(256)]
+        palindromes.append(sum(src == src[::-1] for src, _ in pairs) / 256)
+        letters = sum(len(src) for src, _ in pairs)
+        uniform.append(letters * math.log(10) / (letters + 256))
+    rules = {metric: (name, value) for name, metric, value in exp_takase.trivial_rules("reverse", [0, 1])}
+    assert rules["exact_match"] == ("copy the source", pytest.approx(sum(palindromes) / 2))
+    assert rules["loss"][1] == pytest.approx(sum(uniform) / 2)
+    assert 1.9 < rules["loss"][1] < 2.0            # the plateau the settings' pilots found (1.96)
+    assert [m for _, m, _ in exp_takase.trivial_rules("copy", [0])] == ["loss"]   # copying is the task
+    assert exp_takase.trivial_rules("addition", [0]) == []
+
+
+# --- equal compute --------------------------------------------------------------------------------
+def test_macs_per_token_by_hand():
+    """H = 8, FFN 32, V = 10, T = 4: a self-attention 4·64 + 2·4·8 = 320, a layer 320 + 2·8·32 =
+    832; the LM with 2 positions 2·832 + 8·10 = 1,744; the encoder-decoder adds 2 decoder
+    positions of 832 + 320: 4,048."""
+    config = TransformerConfig(vocab_size=10, hidden_size=8, num_attention_heads=2, intermediate_size=32,
+                               num_hidden_layers=2)
+    assert exp_takase.macs_per_token(config, True, 4) == 1744
+    assert exp_takase.macs_per_token(config, False, 4) == 4048
+
+
+def test_equal_compute_steps_by_hand():
+    """At the same H a strategy with N = 4 costs 4·832 + 80 = 3,408 against Vanilla's 1,744:
+    100 · 1,744 / 3,408 = 51.2 updates; sharing does not enter (Cycle costs what Sequence does)."""
+    vs = exp_takase.variants("lm", 10, dict(hidden_size=8, num_attention_heads=2, intermediate_size=32), 2, "pre",
+                             efficiency=False)
+    steps = exp_takase.equal_compute_steps("lm", 10, vs, 100, 4)
+    assert steps["vanilla"] == 100 and steps["sequence-n4"] == steps["cycle-n4"] == 51
+    Hu = vs["universal"]["H"]
+    universal = 2 * (4 * Hu * Hu + 2 * 4 * Hu + 2 * Hu * 4 * Hu) + Hu * 10      # N = 2 positions, FFN 4 H
+    assert steps["universal"] == round(100 * 1744 / universal)
+
+
+@pytest.mark.parametrize("settings", [QUICK, FULL])
+def test_equal_compute_runs_are_requested_on_their_own_schedules(settings):
+    takase, lm = exp_takase.requests(settings), exp_lm.requests(settings)
+    for norm, (vs, budget) in exp_takase._plan(settings).items():
+        assert set(budget) == {"vanilla", "universal"} | {k for k in vs if vs[k]["N"] == 2 * vs["vanilla"]["N"]}
+        for key, steps in budget.items():
+            for seed in settings.seeds:
+                plain = takase[exp_takase._name(norm, key, vs[key], seed)]
+                assert plain["steps"] == settings.takase_steps       # the runs cached before are unchanged
+                if key == "vanilla":
+                    assert steps == settings.takase_steps
+                    continue
+                own = takase[exp_takase._name(norm, key, vs[key], seed, steps)]
+                assert own["steps"] == steps < settings.takase_steps
+                assert own["eval_every"] == max(steps // settings.takase_evals, 1)
+                assert {**own, "steps": 0, "eval_every": 0} == {**plain, "steps": 0, "eval_every": 0}
+    n = len(settings.seeds)
+    assert len(takase) == n * len(settings.takase_norms) * (8 + 4) and len(lm) == n * (5 + 4)
+    assert all(name.endswith(f"-s{r['seed']}") for name, r in {**takase, **lm}.items())
+
+
+# --- claims of a result ---------------------------------------------------------------------------
+def _histories(steps):
+    """Three seeds' histories, apart (identical seeds would draw bands of zero width)."""
+    return [[{"step": s, "loss": (1 + seed / 10) / s, "eval_loss": (1 + seed / 10) / s} for s in range(1, steps + 1)]
+            for seed in range(3)]
+
+
+def _method(key, M, N, losses, exact=(1.0, 1.0, 1.0), compute=None):
+    name = {"vanilla": "Vanilla", "universal": "Universal"}.get(key) or \
+        next(n for n, s in exp_takase.STRATEGIES if key.rsplit("-n", 1)[0] == s)
+    r = {"method": name, "label": f"{name} (M={M}, N={N}, H=8)", "M": M, "N": N, "H": 8, "params": 100,
+         "speed": 2 / N, "steps": 10, "histories": _histories(10),
+         "loss": stats.spread(losses), "exact_match": stats.spread(exact)}
+    if compute is not None:
+        r["equal_compute"] = {"steps": compute, "loss": stats.spread(losses), "exact_match": stats.spread(exact),
+                              "histories": _histories(compute)}
+    return r
+
+
+def _result(equal_compute=False):
+    base = [1.0, 1.1, 1.2]
+    methods = {"vanilla": _method("vanilla", 2, 2, base, compute=10 if equal_compute else None),
+               "universal": _method("universal", 1, 2, [0.90, 1.15, 1.00], compute=4 if equal_compute else None)}
+    for key, losses in (("sequence-n4", [0.70, 0.81, 0.89]), ("cycle-n4", [0.8, 1.3, 1.0]),
+                        ("cycle-rev-n4", [1.0, 1.1, 1.2])):
+        methods[key] = _method(key, 2, 4, losses, (1.0, 0.95, 0.5), compute=5 if equal_compute else None)
+    for key in ("sequence-n6", "cycle-n6", "cycle-rev-n6"):
+        methods[key] = _method(key, 2, 6, [0.95, 1.1, 1.0])
+    return {"task": "reverse", "steps": 10, "seeds": [0, 1, 2], "n": 2, "settings": {"post": methods}}
+
+
+def test_takase_claims_pair_by_seed_and_name_the_paper():
+    found = claims.finish(exp_takase.claims(_result(), [0, 1, 2]))
+    by_id = {c["id"]: c for c in found}
+    assert len(by_id) == len(found) == 3 + 1 + 3
+    assert [c["id"] for c in found if c["primary"]] == [
+        "takase.postln.sequence-n4_vs_vanilla", "takase.postln.cycle-n4_vs_vanilla",
+        "takase.postln.cycle-rev-n4_vs_vanilla", "takase.postln.sequence-n6_vs_universal",
+        "takase.postln.cycle-n6_vs_universal", "takase.postln.cycle-rev-n6_vs_universal"]
+    seq = by_id["takase.postln.sequence-n4_vs_vanilla"]
+    # paired differences -0.30, -0.29, -0.31: lower in every seed by the same margin, past Holm's 6
+    assert seq["difference"] == pytest.approx(-0.30) and seq["verdict"] == "a better"
+    assert seq["arm_a"] == "Sequence (M=2, N=4, H=8), Post-LN" and seq["arm_b"] == "Vanilla (M=2, N=2, H=8), Post-LN"
+    assert "2104.06022" in seq["paper"] and "27.13" in seq["paper"] and "26.57" in seq["paper"]
+    assert "27.25" in by_id["takase.postln.cycle-n6_vs_universal"]["paper"]
+    # Cycle's seeds straddle Vanilla's: the mean is lower, the paired interval includes zero
+    assert by_id["takase.postln.cycle-n4_vs_vanilla"]["verdict"] == "cannot tell"
+    assert by_id["takase.postln.universal_vs_vanilla"]["primary"] is False
+    assert claims.problems({"claims": found}) == []
+
+
+def test_observations_compare_nothing_and_count_the_solved_seeds():
+    notes = exp_takase.observations(_result())
+    assert "Sequence (M=2, N=4, H=8) 2 of 3" in notes[0]         # 1.0 and 0.95 reach 0.9, 0.5 does not
+    for note in notes:
+        assert "better" not in note and "cannot tell" not in note and "separated" not in note
+    assert exp_takase.solved(stats.spread([0.9, 0.89, 1.0])) == "2 of 3"
+
+
+def test_equal_compute_is_reported_claimed_and_drawn(tmp_path):
+    pytest.importorskip("matplotlib")
+    result = _result(equal_compute=True)
+    text = exp_takase.report(result, [])
+    assert "**Post-LN, equal compute**" in text and "| Universal | 1 | 2 | 8 | Post-LN | 4 |" in text
+    assert "loss at Vanilla's time" not in text.lower()
+    ids = [c["id"] for c in exp_takase.claims(result, [0, 1, 2]) if c["id"].endswith(".equal_compute")]
+    assert ids == ["takase.postln.universal_vs_vanilla.equal_compute",
+                   "takase.postln.sequence-n4_vs_vanilla.equal_compute",
+                   "takase.postln.cycle-n4_vs_vanilla.equal_compute",
+                   "takase.postln.cycle-rev-n4_vs_vanilla.equal_compute"]
+    figs = exp_takase.figures(result, str(tmp_path))
+    assert any(exp_takase.EQUAL_COMPUTE_CAPTION in caption for caption, _ in figs)
+    assert (tmp_path / "takase_equal_compute_postln.png").exists()
+    # the compute axis ends every curve at Vanilla's 10 updates
+    curves = exp_takase._by_compute(result["settings"]["post"], "universal")
+    assert curves[0][-1][exp_takase.COMPUTE_AXIS] == pytest.approx(10)
+
+
+# --- the committed full results -------------------------------------------------------------------
+MODULES = {"takase": exp_takase, "lm": exp_lm, "gradnorms": exp_gradnorms, "communication": exp_communication}
+
+
+def _committed(name):
+    path = os.path.join(FIGURES, name, "result.json")
+    if not os.path.exists(path):
+        pytest.skip(f"no committed {path}")
+    with open(path) as f:
+        saved = json.load(f)
+    if saved["settings"] != json.loads(json.dumps(FULL.key())):
+        pytest.skip(f"{path} was made with other settings than FULL")
+    return saved["result"]
+
+
+@pytest.mark.parametrize("name", list(MODULES))
+def test_committed_results_report_and_claim(name):
+    module, result = MODULES[name], _committed(name)
+    found = reproduce.ledger_of(module, result, FULL)
+    assert claims.problems(found) == []
+    assert found["claims"] and len({c["id"] for c in found["claims"]}) == len(found["claims"])
+    assert module.report(result, [])
+    for note in module.observations(result) if hasattr(module, "observations") else []:
+        assert "separated" not in note and "cannot tell" not in note and "better" not in note
+    if name == "takase":
+        assert "| 2 of 3 |" in module.report(result, [])                  # Post-LN Cycle (rev) at N = 9
+        assert sum(c["primary"] for c in found["claims"]) == 12
+        assert {b["name"] for b in found["baselines"]} == {"copy the source", "uniform letters at the source's length"}
+    if name == "lm":
+        values = {b["name"].split()[0]: b["value"] for b in found["baselines"]}
+        assert values["bigram"] < values["unigram"]
+        assert [c["id"] for c in found["claims"] if c["primary"]] == [
+            f"lm.preln.{k}_vs_vanilla" for k in ("sequence-n6", "cycle-n6", "cycle-rev-n6")]
+    if name == "communication":
+        assert all(c["method"].endswith("rounds, 95% interval") for c in found["claims"])
