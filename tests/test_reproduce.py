@@ -177,3 +177,27 @@ def test_an_experiment_is_keyed_by_the_settings_it_reads(tmp_path):
     assert not reproduce.cache_key_matches({**key, "data_pipeline": data.PIPELINE_VERSION + 1}, QUICK)
     assert reproduce.cache_key_matches({k: v for k, v in key.items() if k != "data_pipeline"}, QUICK) == \
         (data.PIPELINE_VERSION == 1)                  # results made before versions were version 1
+
+
+def test_a_worker_stops_when_its_parent_is_gone(tmp_path):
+    """A training worker whose parent died (SIGKILL: no chance to stop its pool) gets SIGTERM, the
+    signal a run answers by saving and stopping, within about a second."""
+    import subprocess
+    import sys
+    import textwrap
+    script = textwrap.dedent(f"""
+        import os, signal, sys, time
+        sys.path.insert(0, {os.path.dirname(os.path.dirname(os.path.abspath(__file__)))!r})
+        from minishare.experiments.runs import stop_with_parent
+        if os.fork() == 0:                      # the "parent" that will die
+            if os.fork() == 0:                  # the worker
+                signal.signal(signal.SIGTERM, lambda *a: (open({str(tmp_path / 'stopped')!r}, 'w').close(), os._exit(0)))
+                stop_with_parent(os.getppid(), every=0.05)
+                time.sleep(30)
+                os._exit(1)
+            time.sleep(0.3)
+            os.kill(os.getpid(), signal.SIGKILL)
+        time.sleep(3)
+    """)
+    subprocess.run([sys.executable, "-c", script], timeout=60, check=True)
+    assert (tmp_path / "stopped").exists()

@@ -5,13 +5,16 @@ not-shared and all-shared ALBERTs) therefore train it once.
 
 ``train_all`` trains many runs at once in worker processes, one BLAS thread each: the models are
 small, so one process per core does more work per second than one process using every core for
-its small matrix products.
+its small matrix products. A worker whose parent is killed stops too (``stop_with_parent``).
 """
 import contextlib
 import csv
 import json
 import multiprocessing
 import os
+import signal
+import threading
+import time
 
 from minishare import checkpoint
 from minishare.experiments.common import run_training
@@ -94,8 +97,20 @@ def worker_pool(processes):
     inherit this process's already loaded BLAS and its threads) started with ONE_THREAD in their
     environment, so NumPy loads single-threaded in each. This process's own BLAS, loaded already,
     is not affected."""
-    with _environment(ONE_THREAD), multiprocessing.get_context("spawn").Pool(processes) as pool:
+    with _environment(ONE_THREAD), multiprocessing.get_context("spawn").Pool(
+            processes, initializer=stop_with_parent, initargs=(os.getpid(),)) as pool:
         yield pool
+
+
+def stop_with_parent(parent, every=1.0):
+    """Worker initializer: when the process that started this worker is gone (killed, so it could
+    not stop its pool), ask this worker to stop as Ctrl-C would (SIGTERM: the run saves its
+    checkpoint after the current step and ends), instead of training on for minutes unwatched."""
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(every)
+        os.kill(os.getpid(), signal.SIGTERM)
+    threading.Thread(target=watch, daemon=True, name="stop-with-parent").start()
 
 
 @contextlib.contextmanager
