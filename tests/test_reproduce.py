@@ -201,3 +201,21 @@ def test_a_worker_stops_when_its_parent_is_gone(tmp_path):
     """)
     subprocess.run([sys.executable, "-c", script], timeout=60, check=True)
     assert (tmp_path / "stopped").exists()
+
+
+def test_estimate_charges_each_request_its_models_step_time(monkeypatch):
+    """One probe per distinct model (seeds and step counts do not make a new model); the total is
+    each request's steps times its model's probed step time, shared among the jobs."""
+    probed = []
+
+    class Pool:
+        def map(self, fn, probes):
+            probed.extend(probes)
+            return [0.5 if p["overrides"]["sharing"] == "all-shared" else 2.0 for p in probes]
+
+    import contextlib
+    monkeypatch.setattr(runs, "worker_pool", lambda n: contextlib.nullcontext(Pool()))
+    requests = {"a-s0": tiny_request(0), "a-s1": tiny_request(1), "n-s0": {**tiny_request(0, "not-shared"), "steps": 10}}
+    seconds, shapes = runs.estimate(requests, jobs=2)
+    assert shapes == 2 and len(probed) == 2 and all(p["steps"] == 4 for p in probed)
+    assert seconds == pytest.approx((3 * 0.5 + 3 * 0.5 + 10 * 2.0) / 2)

@@ -55,7 +55,14 @@ def run(out, quick=False, only=None, progress=True, jobs=1):
     os.makedirs(out, exist_ok=True)
     todo = [name for name in EXPERIMENTS if (only is None or name in only)
             and _cached(os.path.join(out, name), settings) is None]
-    runs.train_all(out, requests(todo, settings), jobs=jobs, progress=progress)
+    wanted = requests(todo, settings)
+    missing = {name: r for name, r in wanted.items() if not runs.is_cached(out, name, r)}
+    if progress and missing and not settings.quick:
+        seconds, shapes = runs.estimate(missing, jobs)
+        print(f"[reproduce] {len(missing)} training runs to make; timed on this machine ({shapes} models, a few "
+              f"steps each): about {seconds / 60:.0f} minutes with {jobs} job(s), evaluations and timings "
+              "not counted", flush=True)
+    runs.train_all(out, wanted, jobs=jobs, progress=progress)
     sections, ledger = [], {"claims": [], "baselines": []}
     for name, (title, module) in EXPERIMENTS.items():
         folder = os.path.join(out, name)

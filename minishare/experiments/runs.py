@@ -81,6 +81,30 @@ def train_all(out, requests, jobs=1, progress=True):
     return finals
 
 
+def estimate(requests, jobs=1, probe_steps=4):
+    """About how many seconds training ``requests`` will take with ``jobs`` processes, measured
+    here: each distinct model and task trains ``probe_steps`` steps in one worker process (one BLAS
+    thread, as the training workers have), and every request's steps are charged that model's
+    median step time. Setup and held-out evaluations are not counted, and parallel jobs are assumed
+    to keep their cores busy. Returns (seconds, number of distinct models probed)."""
+    def probe_of(request):
+        return {**request, "seed": 0, "steps": probe_steps, "eval_every": probe_steps}
+    probes = {_request_text(probe_of(r)): probe_of(r) for r in requests.values()}
+    with worker_pool(1) as pool:
+        per_step = dict(zip(probes, pool.map(_probe, list(probes.values()))))
+    total = sum(r["steps"] * per_step[_request_text(probe_of(r))] for r in requests.values())
+    return total / min(jobs, max(len(requests), 1)), len(probes)
+
+
+def _probe(request):
+    """Worker: the median step time of a few steps of one request, trained in a temporary folder."""
+    import statistics
+    import tempfile
+    with tempfile.TemporaryDirectory() as folder:
+        history = run_training(out=folder, progress=False, **request)["history"]
+    return statistics.median(row["step_time"] for row in history[1:])
+
+
 def _train_one(task):
     """Worker: one cached run, silently (progress bars of parallel runs would interleave)."""
     out, name, request = task
