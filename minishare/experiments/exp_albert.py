@@ -4,7 +4,8 @@ wall-clock time. Also the run names and requests the other ALBERT experiments re
 SOP/NSP, embedding size, tying, regularizer): a run two experiments need trains once."""
 import statistics
 
-from minishare.analysis import count_parameters, plots
+from minishare.analysis import count_parameters, training_figures
+from minishare.analysis.figure_style import save_figure
 from minishare.experiments import stats
 from minishare.experiments.runs import cached_run
 
@@ -72,13 +73,13 @@ def figures(result, folder):
     return [
         ("MLM loss against step, ALBERT's four sharing variants (N = 4, Post-LN): mean over seeds, "
          "band min–max; held-out as open markers",
-         plots.save_figure(plots.plot_convergence(histories, x="step", y="mlm_loss", eval_y="eval_mlm_loss",
-                                                  title="ALBERT sharing variants (Post-LN)"),
-                           f"{folder}/albert_loss_vs_step")),
+         save_figure(training_figures.plot_convergence(histories, x="step", y="mlm_loss", eval_y="eval_mlm_loss",
+                                                       title="ALBERT sharing variants (Post-LN)"),
+                     f"{folder}/albert_loss_vs_step")),
         ("The same runs against wall-clock time: sharing saves parameters, not compute",
-         plots.save_figure(plots.plot_convergence(histories, x="wall_clock", y="mlm_loss", eval_y="eval_mlm_loss",
-                                                  title="ALBERT sharing variants against time (Post-LN)"),
-                           f"{folder}/albert_loss_vs_time")),
+         save_figure(training_figures.plot_convergence(histories, x="wall_clock", y="mlm_loss", eval_y="eval_mlm_loss",
+                                                       title="ALBERT sharing variants against time (Post-LN)"),
+                     f"{folder}/albert_loss_vs_time")),
     ]
 
 

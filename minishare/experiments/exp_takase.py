@@ -17,7 +17,8 @@ sequence-to-sequence task, over several seeds, with Post-LN (their main setting)
 Every table, title and legend states M, N and the LayerNorm position.
 """
 from minishare import optim
-from minishare.analysis import count_parameters, memory, plots
+from minishare.analysis import count_parameters, memory, training_figures
+from minishare.analysis.figure_style import save_figure
 from minishare.experiments import stats
 from minishare.experiments.common import build_model, make_config, make_task
 from minishare.experiments.runs import cached_run
@@ -206,10 +207,10 @@ def convergence_figures(result, folder, prefix, groups, title):
                                                      if x == TIME_AXIS else methods[k]["histories"])
                          for k in keys}
             n_seeds = len(result["seeds"])
-            fig = plots.plot_convergence(histories, x=x, y="loss", eval_y="eval_loss",
-                                         title=f"{title}: {caption}, {LN[norm]}")
+            fig = training_figures.plot_convergence(histories, x=x, y="loss", eval_y="eval_loss",
+                                                    title=f"{title}: {caption}, {LN[norm]}")
             figs.append((f"{title}: {caption} ({LN[norm]}, {n_seeds} seeds, mean with a min–max band)",
-                         plots.save_figure(fig, f"{folder}/{prefix}_{suffix}_{norm}ln")))
+                         save_figure(fig, f"{folder}/{prefix}_{suffix}_{norm}ln")))
     return figs
 
 
