@@ -49,7 +49,7 @@ def run(out, settings, progress=True):
 def figures(result, folder):
     return exp_takase.convergence_figures(result, folder, "lm", {
         "equal_params": ("equal parameters", exp_takase._equal, "step"),
-    }, f"Language modelling (decoder-only, V={result['vocab_size']:,})")
+    }, f"Language modelling (decoder-only, V={result['vocab_size']:,})", perplexity=True)
 
 
 def report(result, figs):
@@ -57,11 +57,14 @@ def report(result, figs):
     lines = [f"Decoder-only language model on the embedded corpus (V = {result['vocab_size']:,} BPE, "
              f"windows of {result['seq_len']} tokens), {S} updates, seeds {result['seeds']}. Vanilla "
              f"M = N = {n}; Universal M = 1 at N = {n}, widened (H, FFN 4 H, embedding E = H) to "
-             f"Vanilla's parameters; the strategies M = {n} at N = {2 * n}. Held-out perplexity is "
-             f"exp(mean cross-entropy) on fixed held-out windows. Values: mean ± std (min–max) over seeds.",
+             f"Vanilla's parameters; the strategies M = {n} at N = {2 * n}. Held-out loss: the mean "
+             f"cross-entropy per token on fixed held-out windows, in nats; held-out perplexity: e^loss "
+             f"of each run, no unit (the figure's right-hand axis reads its curves so). Values: mean ± "
+             f"std (min–max) over seeds.",
              ""]
     for norm, methods in result["settings"].items():
-        lines += ["| method | M | N | H | LN | parameters | speed | held-out loss | held-out perplexity |",
+        lines += ["| method | M | N | H | LN | parameters | speed | held-out loss (nats) | "
+                  "held-out perplexity (e^loss) |",
                   "|---|---|---|---|---|---|---|---|---|"]
         for r in methods.values():
             lines.append(f"| {r['method']} | {r['M']} | {r['N']} | {r['H']} | {LN[norm]} | "

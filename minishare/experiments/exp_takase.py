@@ -186,29 +186,28 @@ def run(out, settings, progress=True):
 TIME_AXIS = "training time at the measured step time (s)"
 
 
-def _legend(r, norm):
-    return f"{r['label']}, {LN[norm]}"
-
-
 def _timed(histories, step_time):
     """The histories with the time each step takes at the back-to-back measured step time."""
     return [[{**row, TIME_AXIS: row["step"] * step_time} for row in h] for h in histories]
 
 
-def convergence_figures(result, folder, prefix, groups, title):
-    """One figure per (LN position, group): ``groups`` maps a file suffix to (caption, keys, x)."""
+def convergence_figures(result, folder, prefix, groups, title, perplexity=False):
+    """One figure per (LN position, group): ``groups`` maps a file suffix to (caption, keys, x).
+    The LN position is in the title, so the legend names each method once. ``perplexity``: a
+    second axis reads the loss as perplexity (``training_figures.plot_convergence``)."""
     figs = []
     for norm, methods in result["settings"].items():
         for suffix, (caption, keys, x) in groups.items():
             keys = keys(methods)
             if len(keys) < 2:
                 continue
-            histories = {_legend(methods[k], norm): (_timed(methods[k]["histories"], methods[k]["step_time"])
-                                                     if x == TIME_AXIS else methods[k]["histories"])
+            histories = {methods[k]["label"]: (_timed(methods[k]["histories"], methods[k]["step_time"])
+                                               if x == TIME_AXIS else methods[k]["histories"])
                          for k in keys}
             n_seeds = len(result["seeds"])
             fig = training_figures.plot_convergence(histories, x=x, y="loss", eval_y="eval_loss",
-                                                    title=f"{title}: {caption}, {LN[norm]}")
+                                                    title=f"{title}, {LN[norm]}:\n{caption}",
+                                                    perplexity=perplexity)
             figs.append((f"{title}: {caption} ({LN[norm]}, {n_seeds} seeds, mean with a min–max band)",
                          save_figure(fig, f"{folder}/{prefix}_{suffix}_{norm}ln")))
     return figs
