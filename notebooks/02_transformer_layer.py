@@ -30,7 +30,7 @@ import numpy as np
 
 import minishare
 from minishare import nn
-from minishare.analysis import plots
+from minishare.analysis import gradnorms_figure
 from minishare.analysis.course_figures import plot_attention
 from minishare.experiments import course
 from minishare.models import AlbertConfig, AlbertForPreTraining
@@ -141,8 +141,8 @@ for position in ("post", "pre"):
             intermediate_size=256, sharing="not-shared", norm_position=position, max_position_embeddings=64))
         norms.append(gradnorms.position_gradient_norms(model, lambda m: m(ids, labels=labels).loss)["layer"])
     panels[(position, 0)] = {f"not-shared, N = {N}": norms}
-plots.plot_gradient_norms(panels, {"post": "Post-LN", "pre": "Pre-LN"}, [0],
-                          f"Gradient norm per layer position at initialization ({len(seeds)} seeds, H = 64)")
+gradnorms_figure.plot_gradient_norms(panels, {"post": "Post-LN", "pre": "Pre-LN"}, [0],
+                                     f"Gradient norm per layer position at initialization ({len(seeds)} seeds, H = 64)")
 
 # %%
 for position in ("post", "pre"):

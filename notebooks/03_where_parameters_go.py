@@ -26,7 +26,7 @@
 
 # %%
 import minishare
-from minishare.analysis import params, plots
+from minishare.analysis import params, params_figures
 from minishare.experiments import course
 from minishare.models import AlbertConfig
 from minishare.models.embeddings import AlbertEmbeddings
@@ -87,9 +87,9 @@ course.Source(AlbertEmbeddings.__init__)
 # `count_parameters`:
 
 # %%
-plots.plot_param_breakdown({preset: params.parameter_breakdown(params.build_shape_only(AlbertConfig.from_preset(preset)))
-                            for preset in ("bert-base", "albert-base")},
-                           title="Where the parameters go: BERT-base against ALBERT-base (V = 30,000, H = 768, N = 12)")
+params_figures.plot_param_breakdown({preset: params.parameter_breakdown(params.build_shape_only(AlbertConfig.from_preset(preset)))
+                                     for preset in ("bert-base", "albert-base")},
+                                    title="Where the parameters go: BERT-base against ALBERT-base (V = 30,000, H = 768, N = 12)")
 
 # %% [markdown]
 # ## 3.5 Parameters against E (ALBERT Table 3)
@@ -101,7 +101,7 @@ plots.plot_param_breakdown({preset: params.parameter_breakdown(params.build_shap
 Es = course.pick(quick=[64, 128, 256, 768], full=[32, 64, 128, 256, 384, 512, 768])
 series = {sharing: [minishare.count_parameters(AlbertConfig.from_preset("albert-base", embedding_size=E, sharing=sharing))
                     for E in Es] for sharing in ("not-shared", "all-shared")}
-plots.plot_params_vs(Es, series, "embedding size E", "Parameters against E (ALBERT-base shape: V = 30,000, H = 768, N = 12)")
+params_figures.plot_params_vs(Es, series, "embedding size E", "Parameters against E (ALBERT-base shape: V = 30,000, H = 768, N = 12)")
 
 # %% [markdown]
 # Our exact counts beside the paper's rounded ones (Table 3 of Lan et al.):
@@ -109,7 +109,7 @@ plots.plot_params_vs(Es, series, "embedding size E", "Parameters against E (ALBE
 # %%
 rows = [row for row in params.albert_tables() if row[0] == "Table 3"]
 print(params.format_table(rows, ("table", "configuration", "ours", "paper")))
-plots.plot_param_bars([(r[1], r[2], r[3]) for r in rows], "ALBERT Table 3: parameters, ours (exact) and the paper's (rounded)")
+params_figures.plot_param_bars([(r[1], r[2], r[3]) for r in rows], "ALBERT Table 3: parameters, ours (exact) and the paper's (rounded)")
 
 # %% [markdown]
 # **What the paper found, and what it costs.** In ALBERT's Table 3, the accuracy of not-shared

@@ -30,7 +30,7 @@ import numpy as np
 
 import minishare
 from minishare import nn, optim
-from minishare.analysis import gradnorms, memory, plots
+from minishare.analysis import gradnorms, memory, memory_figures, params_figures, plan_figure
 from minishare.experiments import course
 from minishare.models import AlbertConfig, AlbertModel
 from minishare.sharing import Plan
@@ -55,8 +55,8 @@ Plan.build("shared-ffn", n_layers=6)
 
 # %%
 N = 6
-plots.plot_plans({name: Plan.build(name, n_layers=N)
-                  for name in ("not-shared", "shared-attention", "shared-ffn", "all-shared")})
+plan_figure.plot_plans({name: Plan.build(name, n_layers=N)
+                        for name in ("not-shared", "shared-attention", "shared-ffn", "all-shared")})
 
 # %% [markdown]
 # ## 4.2 Where in the code does the sharing happen?
@@ -107,8 +107,8 @@ depths = course.pick(quick=[3, 6, 12, 24], full=[1, 2, 3, 6, 12, 18, 24, 36, 48]
 variants = ("not-shared", "shared-attention", "shared-ffn", "all-shared")
 counts = {v: [minishare.count_parameters(AlbertConfig.from_preset("albert-base", sharing=v, num_hidden_layers=n))
               for n in depths] for v in variants}
-plots.plot_params_vs(depths, counts, "layer positions N",
-                     "Parameters against depth (ALBERT-base shape: V = 30,000, E = 128, H = 768)")
+params_figures.plot_params_vs(depths, counts, "layer positions N",
+                              "Parameters against depth (ALBERT-base shape: V = 30,000, E = 128, H = 768)")
 
 # %% [markdown]
 # ## 4.5 Memory: what sharing saves, and what it does not
@@ -137,7 +137,7 @@ for v in variants:
     model = AlbertModel(AlbertConfig.from_preset("albert-tiny", vocab_size=1000, sharing=v))
     optimizer = optim.AdamW(model.parameters(), lr=1e-3)
     rows.append((v, memory.memory_breakdown(model, optimizer, loss_fn)))
-plots.plot_memory(rows)
+memory_figures.plot_memory(rows)
 
 # %%
 for v, r in rows:

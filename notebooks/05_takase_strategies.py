@@ -27,7 +27,7 @@
 
 # %%
 from minishare import sharing
-from minishare.analysis import plots
+from minishare.analysis import params_figures, plan_figure
 from minishare.analysis.display import plan_explorer
 from minishare.experiments import course, exp_params
 from minishare.models import TransformerConfig
@@ -86,8 +86,8 @@ plan_explorer(n_layers=7, n_unique=3, strategy="cycle-rev")
 # The same comparison as a static grid: M = 2 and M = 3 over N = 6 positions.
 
 # %%
-plots.plot_plans({f"{name} M={M}": Plan.build(name, 6, M)
-                  for M in (2, 3) for name in ("sequence", "cycle", "cycle-rev")}, ncols=3)
+plan_figure.plot_plans({f"{name} M={M}": Plan.build(name, 6, M)
+                        for M in (2, 3) for name in ("sequence", "cycle", "cycle-rev")}, ncols=3)
 
 # %% [markdown]
 # ## 5.4 When M does not divide N
@@ -99,8 +99,8 @@ plots.plot_plans({f"{name} M={M}": Plan.build(name, 6, M)
 # offers the code's rule under its own name, `cycle-rev-code`, so you can compare both:
 
 # %%
-plots.plot_plans({"cycle-rev (paper's text), M=3": Plan.build("cycle-rev", 7, 3),
-                  "cycle-rev-code (authors' code), M=3": Plan.build("cycle-rev-code", 7, 3)}, ncols=2)
+plan_figure.plot_plans({"cycle-rev (paper's text), M=3": Plan.build("cycle-rev", 7, 3),
+                        "cycle-rev-code (authors' code), M=3": Plan.build("cycle-rev-code", 7, 3)}, ncols=2)
 
 # %%
 for N in range(1, 9):
@@ -129,7 +129,7 @@ TransformerConfig(**{**exp_params.TAKASE_BASE, "num_hidden_layers": 12, "num_uni
 
 # %%
 rows, universal_width = exp_params.takase_rows()
-plots.plot_param_bars(rows, "Takase & Kiyono's configurations (M/N): parameters, ours and the paper's")
+params_figures.plot_param_bars(rows, "Takase & Kiyono's configurations (M/N): parameters, ours and the paper's")
 
 # %% [markdown]
 # ## 5.7 Exercises

@@ -33,7 +33,7 @@ import numpy as np
 from IPython.display import Markdown
 
 import minishare
-from minishare.analysis import layerwise, plots
+from minishare.analysis import layerwise, layerwise_figure
 from minishare.experiments import course, exp_layerwise
 from minishare.models import AlbertConfig, AlbertModel
 
@@ -104,8 +104,8 @@ result = course.experiment("layerwise", notebook="09")
 # %%
 m = result["models"]
 series = {f"{style} ({kind})": r[kind] for style, r in m.items() for kind in ("trained", "untrained")}
-plots.plot_layer_transitions(series, title=f"N = {result['N']}, H = {result['H']}, Post-LN; BERT-style E = "
-                             f"{m['BERT-style']['E']} not-shared, ALBERT-style E = {m['ALBERT-style']['E']} all-shared")
+layerwise_figure.plot_layer_transitions(series, title=f"N = {result['N']}, H = {result['H']}, Post-LN; BERT-style E = "
+                                        f"{m['BERT-style']['E']} not-shared, ALBERT-style E = {m['ALBERT-style']['E']} all-shared")
 
 # %%
 Markdown(exp_layerwise.report(result, []))
@@ -186,5 +186,5 @@ if pretrained is None:
                                       max_position_embeddings=32)).save_pretrained(pretrained)
 print(sorted(os.listdir(pretrained)))
 record = layerwise.pretrained_figure(pretrained, os.path.join(tempfile.mkdtemp(), "fig1"), seq_len=32)
-plots.plot_layer_transitions({f"{record['model_type']}, N = {record['layers']}": record},
-                             title=f"{record['pretrained']} on {record['input']}")
+layerwise_figure.plot_layer_transitions({f"{record['model_type']}, N = {record['layers']}": record},
+                                        title=f"{record['pretrained']} on {record['input']}")

@@ -38,7 +38,7 @@ import numpy as np
 
 import minishare
 from minishare import optim
-from minishare.analysis import memory, plots
+from minishare.analysis import memory, plan_figure, training_figures
 from minishare.data import seq2seq
 from IPython.display import Markdown
 
@@ -60,8 +60,8 @@ result = course.experiment("albert_sharing", notebook="10-albert")
 
 # %%
 histories = {f"{name} ({r['params']:,} parameters)": r["histories"] for name, r in result.items()}
-plots.plot_convergence(histories, x="step", y="mlm_loss", eval_y="eval_mlm_loss",
-                       title="ALBERT's sharing variants, MLM loss (Post-LN): mean over seeds, band min–max")
+training_figures.plot_convergence(histories, x="step", y="mlm_loss", eval_y="eval_mlm_loss",
+                                  title="ALBERT's sharing variants, MLM loss (Post-LN): mean over seeds, band min–max")
 
 # %%
 Markdown(exp_albert.report(result, []))
@@ -93,7 +93,7 @@ configs = {"Vanilla": TransformerConfig(**base, num_hidden_layers=n, sharing="no
 for name, config in configs.items():
     print(f"{name:12s} M = {config.plan().n_sets('ffn')}, N = {config.num_hidden_layers:2d}: "
           f"{minishare.count_parameters(config):,} parameters   plan {config.plan()}")
-plots.plot_plans({f"{name} (M={c.plan().n_sets('ffn')}, N={c.num_hidden_layers})": c.plan() for name, c in configs.items()})
+plan_figure.plot_plans({f"{name} (M={c.plan().n_sets('ffn')}, N={c.num_hidden_layers})": c.plan() for name, c in configs.items()})
 
 # %% [markdown]
 # A config shows where its parameters go (the decoder's cross-attention is a third component

@@ -32,7 +32,7 @@ import numpy as np
 
 import minishare
 from minishare import optim
-from minishare.analysis import flops, memory, plots
+from minishare.analysis import flops, flops_figure, memory, memory_figures, params_figures
 from minishare.experiments import course
 from minishare.models import AlbertConfig, AlbertForPreTraining
 
@@ -78,7 +78,7 @@ table = flops.preset_table()
 for r in table:
     print(f"{r['name']:15s} {r['parameters'] / 1e6:7.1f}M parameters ({r['params_vs_bert-large']:.2f}× bert-large)   "
           f"{r['forward_gflops']:6.2f} GFLOPs/token ({r['flops_vs_bert-large']:.2f}× bert-large)")
-plots.plot_flops(table)
+flops_figure.plot_flops(table)
 
 # %% [markdown]
 # ## 11.4 Measured: time against depth, shared and not shared
@@ -108,11 +108,11 @@ def loss_fn(model):
 sweep = memory.depth_sweep(make_model, depths, loss_fn, repeats=course.pick(quick=3, full=7))
 cpu_medians = {s: [{mode: statistics.median(r["times"][mode]["cpu"]) for mode in ("train", "inference")} for r in rows]
                for s, rows in sweep.items()}
-plots.plot_step_time(depths, cpu_medians)
+memory_figures.plot_step_time(depths, cpu_medians)
 
 # %%
-plots.plot_params_vs(depths, {s: [r["n_parameters"] for r in rows] for s, rows in sweep.items()},
-                     "layer positions N", "The same models: parameters against depth (albert-tiny, H = 128)")
+params_figures.plot_params_vs(depths, {s: [r["n_parameters"] for r in rows] for s, rows in sweep.items()},
+                              "layer positions N", "The same models: parameters against depth (albert-tiny, H = 128)")
 
 # %%
 for i, N in enumerate(depths):

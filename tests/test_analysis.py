@@ -236,10 +236,10 @@ def test_depth_sweep_rows():
     assert [r["activations"] for r in shared] == [r["activations"] for r in unshared]
     # the rows are what the figures take
     pytest.importorskip("matplotlib")
-    from minishare.analysis import plots
-    step_panel = plots.plot_step_time([1, 3], sweep).axes[0]
+    from minishare.analysis import memory_figures
+    step_panel = memory_figures.plot_step_time([1, 3], sweep).axes[0]
     assert list(step_panel.get_lines()[0].get_ydata()) == [r["train"] for r in unshared]
-    memory_bars = plots.plot_memory([(r["name"], r) for rows in sweep.values() for r in rows])
+    memory_bars = memory_figures.plot_memory([(r["name"], r) for rows in sweep.values() for r in rows])
     assert len(memory_bars.axes[0].patches) == 4 * 4            # 4 configurations × 4 kinds
 
 
@@ -256,22 +256,22 @@ def labelled(fig):
 
 def test_figures_are_titled_and_labelled():
     mpl = pytest.importorskip("matplotlib")
-    from minishare.analysis import plots
+    from minishare.analysis import layerwise_figure, memory_figures, params_figures, plan_figure
     from minishare.sharing import Plan
     figures = {
-        "bars": plots.plot_param_bars([("albert-base", 11_683_584, "12M"),
-                                       ("bert-base", 108_891_648, "108M")], "Table 1", log=True),
-        "vs": plots.plot_params_vs([64, 128], {"not-shared": [87e6, 89e6], "all-shared": [10e6, 12e6]},
-                                   "embedding size E", "Parameters vs E"),
-        "layers": plots.plot_layer_transitions({
+        "bars": params_figures.plot_param_bars([("albert-base", 11_683_584, "12M"),
+                                                ("bert-base", 108_891_648, "108M")], "Table 1", log=True),
+        "vs": params_figures.plot_params_vs([64, 128], {"not-shared": [87e6, 89e6], "all-shared": [10e6, 12e6]},
+                                            "embedding size E", "Parameters vs E"),
+        "layers": layerwise_figure.plot_layer_transitions({
             "all-shared (trained)": {"l2": [1, 2, 3], "cosine_degrees": [4, 5, 6]},
             "all-shared (untrained)": {"l2": [1, 1, 1], "cosine_degrees": [2, 2, 2]}}),
-        "memory": plots.plot_memory([("a", {"parameters": 2 ** 20, "gradients": 2 ** 20,
-                                             "optimizer": 2 ** 21, "activations": 2 ** 22})]),
-        "time": plots.plot_step_time([2, 4], {"all-shared": [{"train": 0.1, "inference": 0.05},
-                                                             {"train": 0.2, "inference": 0.1}]}),
-        "plans": plots.plot_plans({"cycle-rev": Plan.build("cycle-rev", 6, 3),
-                                   "shared-ffn": Plan.build("shared-ffn", 4)}),
+        "memory": memory_figures.plot_memory([("a", {"parameters": 2 ** 20, "gradients": 2 ** 20,
+                                                      "optimizer": 2 ** 21, "activations": 2 ** 22})]),
+        "time": memory_figures.plot_step_time([2, 4], {"all-shared": [{"train": 0.1, "inference": 0.05},
+                                                                      {"train": 0.2, "inference": 0.1}]}),
+        "plans": plan_figure.plot_plans({"cycle-rev": Plan.build("cycle-rev", 6, 3),
+                                         "shared-ffn": Plan.build("shared-ffn", 4)}),
     }
     for name, fig in figures.items():
         assert isinstance(fig, mpl.figure.Figure), name
@@ -289,11 +289,11 @@ def test_figures_are_titled_and_labelled():
 
 def test_convergence_smooths_and_marks_held_out_points():
     pytest.importorskip("matplotlib")
-    from minishare.analysis import plots
-    assert plots.moving_average([1.0, 2.0, 3.0, 4.0], 2) == [1.0, 1.5, 2.5, 3.5]
+    from minishare.analysis import training_figures
+    assert training_figures.moving_average([1.0, 2.0, 3.0, 4.0], 2) == [1.0, 1.5, 2.5, 3.5]
     history = [{"step": s, "wall_clock": 0.1 * s, "loss": 5.0 - 0.1 * s} for s in range(1, 21)]
     history[9]["eval_loss"], history[19]["eval_loss"] = 4.2, 3.3
-    fig = plots.plot_convergence({"Cycle": history, "Vanilla": history[:5]}, x="wall_clock", window=4)
+    fig = training_figures.plot_convergence({"Cycle": history, "Vanilla": history[:5]}, x="wall_clock", window=4)
     ax = fig.axes[0]
     assert "moving average over 4 steps" in ax.get_title()
     assert "seconds" in ax.get_xlabel() or "(s)" in ax.get_xlabel()
@@ -302,14 +302,14 @@ def test_convergence_smooths_and_marks_held_out_points():
     smoothed = [line for line in ax.get_lines() if line.get_label() == "Cycle"][0]
     assert list(smoothed.get_ydata())[:2] == pytest.approx([4.9, 4.85])
     with pytest.raises(ValueError, match="no rows"):
-        plots.plot_convergence({"Cycle": history}, y="perplexity")
+        training_figures.plot_convergence({"Cycle": history}, y="perplexity")
 
 
 def test_convergence_over_seeds_draws_the_mean_and_a_min_max_band():
     mpl = pytest.importorskip("matplotlib")
-    from minishare.analysis import plots
+    from minishare.analysis import training_figures
     seeds = [[{"step": s, "loss": base + s, "eval_loss": base} for s in (1, 2, 3)] for base in (0.0, 3.0, 6.0)]
-    fig = plots.plot_convergence({"all-shared": seeds, "not-shared": seeds[:2]}, window=1)
+    fig = training_figures.plot_convergence({"all-shared": seeds, "not-shared": seeds[:2]}, window=1)
     ax = fig.axes[0]
     mean = [line for line in ax.get_lines() if line.get_label() == "all-shared"][0]
     assert list(mean.get_ydata()) == pytest.approx([4.0, 5.0, 6.0])          # (1+4+7)/3, ...
@@ -319,15 +319,19 @@ def test_convergence_over_seeds_draws_the_mean_and_a_min_max_band():
     series = [line for line in ax.get_lines() if line.get_label() in ("all-shared", "not-shared")]
     assert len({(line.get_linestyle(), line.get_marker()) for line in series}) == 2
     fig.draw_without_rendering()                                             # lay out, then measure
-    assert ax.get_legend().get_window_extent().x0 >= ax.get_window_extent().x1   # outside the data
+    legend = fig.legends[0]
+    assert legend.get_window_extent().y1 <= ax.get_window_extent().y0       # below the data, not over it
+    texts = [t.get_text() for t in legend.get_texts()]                       # each configuration once,
+    assert texts[:2] == ["all-shared", "not-shared"] and len(texts) == 3     # held-out markers said once
+    assert "held-out" in texts[2]
     assert "3 seed" in ax.get_title() or "2/3 seed" in ax.get_title()
 
 
 def test_save_figure_writes_png_and_svg(tmp_path):
     pytest.importorskip("matplotlib")
-    from minishare.analysis import plots
-    fig = plots.plot_params_vs([1, 2], {"a": [1e6, 2e6]}, "depth N", "t")
-    paths = plots.save_figure(fig, tmp_path / "sub" / "figure")
+    from minishare.analysis import figure_style, params_figures
+    fig = params_figures.plot_params_vs([1, 2], {"a": [1e6, 2e6]}, "depth N", "t")
+    paths = figure_style.save_figure(fig, tmp_path / "sub" / "figure")
     assert paths == (str(tmp_path / "sub" / "figure.png"), str(tmp_path / "sub" / "figure.svg"))
     with open(paths[0], "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
@@ -335,12 +339,13 @@ def test_save_figure_writes_png_and_svg(tmp_path):
         assert "<svg" in f.read()
     assert sorted(os.listdir(tmp_path / "sub")) == ["figure.png", "figure.svg"]   # no temporaries
     with pytest.raises(ValueError, match="without suffix"):
-        plots.save_figure(fig, tmp_path / "figure.png")
+        figure_style.save_figure(fig, tmp_path / "figure.png")
 
 
 def test_import_needs_no_matplotlib():
-    code = ("import sys, minishare, minishare.analysis.plots, minishare.analysis.memory, "
-            "minishare.analysis.layerwise; assert 'matplotlib' not in sys.modules")
+    code = ("import sys, minishare, minishare.analysis.figure_style, minishare.analysis.training_figures, "
+            "minishare.analysis.params_figures, minishare.analysis.memory_figures, minishare.analysis.plan_figure, "
+            "minishare.analysis.memory, minishare.analysis.layerwise; assert 'matplotlib' not in sys.modules")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     subprocess.run([sys.executable, "-c", code], check=True, cwd=root,
                    env={**os.environ, "PYTHONPATH": root})

@@ -57,17 +57,17 @@ def test_means_by_position_and_by_token_worked_by_hand():
 
 def test_ponder_figure_is_titled_labelled_and_has_a_legend():
     mpl = pytest.importorskip("matplotlib")
-    from minishare.analysis import plots
-    fig = plots.plot_ponder_time([("example 1, source", ["1", "+", "2"], [2.0, 3.5, 2.2])],
-                                 {"encoder": [[2.0, 3.0], [2.2, 3.4]], "decoder": [[2.5], [2.7, 2.1]]},
-                                 max_steps=4, title="ponder")
+    from minishare.analysis import act_figure
+    fig = act_figure.plot_ponder_time([("example 1, source", ["1", "+", "2"], [2.0, 3.5, 2.2])],
+                                      {"encoder": [[2.0, 3.0], [2.2, 3.4]], "decoder": [[2.5], [2.7, 2.1]]},
+                                      max_steps=4, title="ponder")
     assert isinstance(fig, mpl.figure.Figure) and fig.get_suptitle() == "ponder"
     strip, curves = fig.axes[0], fig.axes[1]
     for ax in (strip, curves):
         assert ax.get_title() and ax.get_xlabel() and ax.get_ylabel()
-    assert "ponder time" in fig.axes[2].get_ylabel()                          # the colour bar
+    assert "ponder time" in fig.axes[2].get_xlabel()                          # the colour bar, below
     assert [t.get_text() for t in strip.texts] == ["1", "+", "2"]
-    assert len(curves.get_legend().get_texts()) == 4                          # mean and band per stack
+    assert len(fig.legends[0].get_texts()) == 4                               # mean and band per stack
     np.testing.assert_allclose(curves.lines[0].get_ydata(), [2.1, 3.2])        # mean over the two seeds
     with pytest.raises(ValueError):
-        plots.plot_ponder_time([], {}, 4, "t")
+        act_figure.plot_ponder_time([], {}, 4, "t")

@@ -109,16 +109,16 @@ def test_equal_compute_steps_by_hand():
 @pytest.mark.parametrize("settings", [QUICK, FULL])
 def test_equal_compute_runs_are_requested_on_their_own_schedules(settings):
     takase, lm = exp_takase.requests(settings), exp_lm.requests(settings)
-    for norm, (vs, budget) in exp_takase._plan(settings).items():
+    for norm, (vs, budget) in exp_takase.plan(settings).items():
         assert set(budget) == {"vanilla", "universal"} | {k for k in vs if vs[k]["N"] == 2 * vs["vanilla"]["N"]}
         for key, steps in budget.items():
             for seed in settings.seeds:
-                plain = takase[exp_takase._name(norm, key, vs[key], seed)]
+                plain = takase[exp_takase.run_name(norm, key, vs[key], seed)]
                 assert plain["steps"] == settings.takase_steps       # the runs cached before are unchanged
                 if key == "vanilla":
                     assert steps == settings.takase_steps
                     continue
-                own = takase[exp_takase._name(norm, key, vs[key], seed, steps)]
+                own = takase[exp_takase.run_name(norm, key, vs[key], seed, steps)]
                 assert own["steps"] == steps < settings.takase_steps
                 assert own["eval_every"] == max(steps // settings.takase_evals, 1)
                 assert {**own, "steps": 0, "eval_every": 0} == {**plain, "steps": 0, "eval_every": 0}
@@ -201,7 +201,7 @@ def test_equal_compute_is_reported_claimed_and_drawn(tmp_path):
     assert any(exp_takase.EQUAL_COMPUTE_CAPTION in caption for caption, _ in figs)
     assert (tmp_path / "takase_equal_compute_postln.png").exists()
     # the compute axis ends every curve at Vanilla's 10 updates
-    curves = exp_takase._by_compute(result["settings"]["post"], "universal")
+    curves = exp_takase.by_compute(result["settings"]["post"], "universal")
     assert curves[0][-1][exp_takase.COMPUTE_AXIS] == pytest.approx(10)
 
 

@@ -20,8 +20,8 @@ Hugging Face's ALBERT spells its cross-layer sharing in the names. Its encoder h
 
     group_idx = int(i / (self.config.num_hidden_layers / self.config.num_hidden_groups))
 
-whose K layers then run in turn (minishare's ``minishare/models/hub.py``, ``_hf_schedule``, follows
-the same line). The rest of the file: ``albert.embeddings.{word,position,token_type}_embeddings.weight``
+whose K layers then run in turn (minishare's ``minishare/models/hub/layout.py``, ``hf_schedule``,
+follows the same line). The rest of the file: ``albert.embeddings.{word,position,token_type}_embeddings.weight``
 ((V, E), (P, E), (T, E)), ``albert.embeddings.LayerNorm`` (E,), the E -> H projection
 ``albert.encoder.embedding_hidden_mapping_in`` ((H, E) and (H,)), ``albert.pooler`` ((H, H), (H,)),
 and the heads ``predictions.dense`` ((E, H), (E,)), ``predictions.LayerNorm`` (E,),
@@ -42,7 +42,7 @@ its other names are ``bert.embeddings.*`` (as ALBERT's, with E = H), ``bert.pool
 ``cls.predictions.bias``, ``cls.predictions.decoder.{weight,bias}`` and ``cls.seq_relationship``.
 Nothing in a BERT's names is shared, and nothing in them could say so.
 
-``minishare/models/hub.py`` reads and writes these files (its own names for the tensors are not
+``minishare/models/hub/`` reads and writes these files (its own names for the tensors are not
 this exercise's): please do not look at it until you are done.
 """
 import re

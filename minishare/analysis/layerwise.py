@@ -241,7 +241,8 @@ def pretrained_figure(directory, out, input_ids=None, batch_size=8, seq_len=128,
     import os
 
     import numpy   # host-side random ids
-    from minishare.analysis import plots
+    from minishare.analysis import layerwise_figure
+    from minishare.analysis.figure_style import save_figure
     from minishare.files import atomic_write
     from minishare.models import AlbertModel
     model = AlbertModel.from_pretrained(directory)
@@ -280,5 +281,5 @@ def pretrained_figure(directory, out, input_ids=None, batch_size=8, seq_len=128,
     name = f"{os.path.basename(os.path.normpath(directory))} ({model_type})"
     title = (f"{name}: N = {config.num_hidden_layers}, H = {config.hidden_size}, E = {config.embedding_size}, "
              f"plan {config.plan().name}; {record['tokens']} tokens of {record['input']}")
-    plots.save_figure(plots.plot_layer_transitions({name: result}, title=title), os.path.join(out, "layerwise"))
+    save_figure(layerwise_figure.plot_layer_transitions({name: result}, title=title), os.path.join(out, "layerwise"))
     return record

@@ -267,10 +267,10 @@ def depth_sweep(make_model, depths, loss_fn, sharings=("not-shared", "all-shared
     they are::
 
         sweep = depth_sweep(make_model, depths, loss_fn)
-        plots.plot_step_time(depths, sweep)
-        plots.plot_params_vs(depths, {s: [r["n_parameters"] for r in rows] for s, rows in sweep.items()},
-                             "layer positions N", "Parameters vs depth")
-        plots.plot_memory([(r["name"], r) for rows in sweep.values() for r in rows])
+        memory_figures.plot_step_time(depths, sweep)
+        params_figures.plot_params_vs(depths, {s: [r["n_parameters"] for r in rows] for s, rows in sweep.items()},
+                                      "layer positions N", "Parameters vs depth")
+        memory_figures.plot_memory([(r["name"], r) for rows in sweep.values() for r in rows])
     """
     sweep = {sharing: [] for sharing in sharings}
     for depth in depths:

@@ -1,5 +1,7 @@
 """A sharing plan drawn with matplotlib: rows are layer positions, the first layer at the bottom;
-columns are parameter sets; a filled cell marks the set a position uses (``Plan.draw``)."""
+columns are parameter sets; a filled cell marks the set a position uses (``Plan.draw``). Several
+plans side by side: ``plot_plans``."""
+from minishare.analysis.figure_style import book_figure, new_figure, wrapped
 
 
 def draw_plan(plan, ax=None, component=None):
@@ -39,3 +41,25 @@ def draw_plan(plan, ax=None, component=None):
     title = plan.name if component is None else f"{plan.name}: {component}"
     ax.set_title(f"{title} (N = {plan.n_layers})")
     return ax
+
+
+@book_figure
+def plot_plans(plans, ncols=4):
+    """A grid of ``Plan.draw`` panels (positions × parameter sets), one per plan; ``plans``:
+    name -> ``minishare.sharing.Plan``; each panel is titled with its name."""
+    if not plans:
+        raise ValueError("plot_plans needs at least one plan")
+    ncols = min(ncols, len(plans))
+    nrows = -(-len(plans) // ncols)
+    tallest = max(plan.n_layers for plan in plans.values())
+    fig, axes = new_figure(nrows, ncols, height=1.6 + 0.35 * tallest)
+    flat = [ax for row in axes for ax in row]
+    for ax, (name, plan) in zip(flat, plans.items()):
+        plan.draw(ax)
+        ax.set_title(wrapped(name, 18))      # a panel a quarter of the width
+        ax.set_ylabel("layer position")   # the suptitle says where the first layer is
+    for ax in flat[len(plans):]:
+        ax.set_axis_off()
+    fig.suptitle("Sharing plans: which parameter set (column) serves each layer position\n(row, "
+                 "first layer at the bottom)")
+    return fig

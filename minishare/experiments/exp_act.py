@@ -6,7 +6,8 @@ decoder (target positions, teacher-forced), over seeds.
 """
 import numpy   # host-side summaries of the measured ponder times
 
-from minishare.analysis import act as act_analysis, plots
+from minishare.analysis import act as act_analysis, act_figure
+from minishare.analysis.figure_style import save_figure
 from minishare.data import seq2seq
 from minishare.experiments import claims as ledger, stats
 from minishare.experiments.runs import cached_run
@@ -91,13 +92,13 @@ def figures(result, folder):
             strips.append((f"example {k + 1}, {role}", example["tokens"], example["times"]))
     curves = {f"{stack} ({role} tokens)": [r["ponder"][stack]["by_position"] for r in result["seeds"].values()]
               for stack, role in (("encoder", "source"), ("decoder", "target"))}
-    fig = plots.plot_ponder_time(strips, curves, result["max_steps"],
-                                 f"Ponder time per token\n{_label(result)}\n"
-                                 f"(examples from seed {next(iter(result['seeds']))}; curves over "
-                                 f"{len(result['seeds'])} seeds)")
+    fig = act_figure.plot_ponder_time(strips, curves, result["max_steps"],
+                                      f"Ponder time per token\n{_label(result)}\n"
+                                      f"(examples from seed {next(iter(result['seeds']))}; curves over "
+                                      f"{len(result['seeds'])} seeds)")
     return [(f"Ponder time N + R per token (steps): held-out examples of '{result['task']}' and the mean "
              "at each token position, mean and min–max over seeds",
-             plots.save_figure(fig, f"{folder}/act_ponder_time"))]
+             save_figure(fig, f"{folder}/act_ponder_time"))]
 
 
 def report(result, figs):

@@ -3,7 +3,8 @@ trained with MLM + SOP on the embedded corpus over several seeds: loss against s
 SOP/NSP, embedding size, tying, regularizer): a run two experiments need trains once."""
 import statistics
 
-from minishare.analysis import count_parameters, plots
+from minishare.analysis import count_parameters, training_figures
+from minishare.analysis.figure_style import save_figure
 from minishare.experiments import claims as ledger, stats
 from minishare.experiments.runs import cached_run
 
@@ -72,9 +73,9 @@ def figures(result, folder):
         ("MLM loss against step, ALBERT's four sharing variants (N = 4, Post-LN): mean over seeds, "
          "band min–max; held-out as open markers. Every variant computes the same per step, so steps "
          "are compute too (the runs trained side by side, so their clocks are not compared)",
-         plots.save_figure(plots.plot_convergence(histories, x="step", y="mlm_loss", eval_y="eval_mlm_loss",
-                                                  title="ALBERT sharing variants (Post-LN)"),
-                           f"{folder}/albert_loss_vs_step")),
+         save_figure(training_figures.plot_convergence(histories, x="step", y="mlm_loss", eval_y="eval_mlm_loss",
+                                                       title="ALBERT sharing variants (Post-LN)"),
+                     f"{folder}/albert_loss_vs_step")),
     ]
 
 

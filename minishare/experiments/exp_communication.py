@@ -164,13 +164,14 @@ def _spread(result, name, key):
 
 
 def figures(result, folder):
-    from minishare.analysis import plots
-    fig = plots.plot_communication(result["counted"], result["ring_bytes"], result.get("timed"),
-                                   title_shape=_timed_shape(result))
+    from minishare.analysis import communication_figure
+    from minishare.analysis.figure_style import save_figure
+    fig = communication_figure.plot_communication(result["counted"], result["ring_bytes"], result.get("timed"),
+                                                  title_shape=_timed_shape(result))
     return [(f"Bytes each rank sends per step (ring Allreduce of the float32 gradients, ALBERT-base shape) "
              f"and, on {TIMED_RANKS} ranks at a small shape, a step's compute against its Allreduce "
              "(median, bars min–max over rounds)",
-             plots.save_figure(fig, f"{folder}/communication"))]
+             save_figure(fig, f"{folder}/communication"))]
 
 
 def _timed_shape(result):

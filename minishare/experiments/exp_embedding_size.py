@@ -2,7 +2,8 @@
 against the embedding size E at a fixed H, for not-shared and all-shared models, over seeds. The
 paper (H = 768): not-shared improves as E grows to H; all-shared is best at E = 128 and gains
 nothing past it. Parameters are counted beside (they grow by V × ΔE + ΔE × H)."""
-from minishare.analysis import plots
+from minishare.analysis import training_figures
+from minishare.analysis.figure_style import save_figure
 from minishare.experiments import claims as ledger, exp_albert, stats
 
 SHARINGS = ("not-shared", "all-shared")
@@ -33,10 +34,10 @@ def figures(result, folder):
                                ("eval_mlm_accuracy", "Held-out MLM accuracy", "fraction of masked tokens")):
         series = {f"{sharing} (N = {result['N']})": [s["final"][metric]["values"] for s in per_E]
                   for sharing, per_E in result["models"].items()}
-        fig = plots.plot_metric_vs(result["E"], series, "embedding size E", f"{what} ({unit})",
-                                   f"{what} against E at H = {result['H']} (Post-LN; ALBERT Table 3)", log_x=True)
+        fig = training_figures.plot_metric_vs(result["E"], series, "embedding size E", f"{what} ({unit})",
+                                              f"{what} against E at H = {result['H']} (Post-LN; ALBERT Table 3)", log_x=True)
         figs.append((f"{what} against the embedding size E at H = {result['H']}, not-shared and all-shared",
-                     plots.save_figure(fig, f"{folder}/{metric}_vs_E")))
+                     save_figure(fig, f"{folder}/{metric}_vs_E")))
     return figs
 
 

@@ -7,7 +7,8 @@ import statistics
 import numpy   # host-side synthetic batch
 
 from minishare import optim, random as ms_random
-from minishare.analysis import flops, memory, plots
+from minishare.analysis import flops, flops_figure, memory
+from minishare.analysis.figure_style import save_figure
 from minishare.experiments import stats
 from minishare.models import AlbertConfig, AlbertForPreTraining
 
@@ -59,8 +60,8 @@ def figures(result, folder):
     return [("Forward FLOPs per token against parameters for ALBERT Table 1's models (T = 512; "
              "FLOPs = 2 × multiply-accumulates of the matrix products), and measured training-step "
              "time against FLOPs for tiny ALBERTs",
-             plots.save_figure(plots.plot_flops(result["presets"], result["check"], result["seq_len"],
-                                                result["check_batch"]), f"{folder}/flops"))]
+             save_figure(flops_figure.plot_flops(result["presets"], result["check"], result["seq_len"],
+                                                 result["check_batch"]), f"{folder}/flops"))]
 
 
 def report(result, figs):

@@ -10,7 +10,8 @@ and highest layers. The runs are small and are trained inside ``run`` (no cached
 import math
 
 from minishare import random as ms_random
-from minishare.analysis import gradnorms, plots
+from minishare.analysis import gradnorms, gradnorms_figure
+from minishare.analysis.figure_style import save_figure
 from minishare.experiments import claims as ledger, common, stats
 from minishare.models import AlbertConfig, AlbertForPreTraining
 from minishare.train import TrainConfig, Trainer
@@ -93,13 +94,13 @@ def figures(result, folder):
     N, M = result["N"], result["M"]
     panels = {(norm, step): {label: curves(result, norm, label, step) for label in result["runs"][norm]}
               for norm in NORMS for step in result["steps"]}
-    fig = plots.plot_gradient_norms(panels, {norm: LN_NAMES[norm] for norm in NORMS}, result["steps"],
-                                    f"Gradient norm of each position's use of its parameters, N = {N}, "
-                                    f"H = {result['H']}; Cycle (rev) M = {M};\n"
-                                    f"mean over {len(result['seeds'])} seeds, band min–max")
+    fig = gradnorms_figure.plot_gradient_norms(panels, {norm: LN_NAMES[norm] for norm in NORMS}, result["steps"],
+                                               f"Gradient norm of each position's use of its parameters, N = {N}, "
+                                               f"H = {result['H']}; Cycle (rev) M = {M};\n"
+                                               f"mean over {len(result['seeds'])} seeds, band min–max")
     return [(f"Per-position gradient norms, Post-LN (top) and Pre-LN (bottom), N = {N}, at "
              f"initialization and after training; not shared, all-shared and Cycle (rev) with M = {M}",
-             plots.save_figure(fig, f"{folder}/gradnorms"))]
+             save_figure(fig, f"{folder}/gradnorms"))]
 
 
 def _ratio_spread(result, norm, label, step):

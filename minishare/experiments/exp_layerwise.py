@@ -6,7 +6,8 @@ control, and the norm of every hidden state, which tells what the first point me
 import math
 
 from minishare import random as ms_random
-from minishare.analysis import layerwise, plots
+from minishare.analysis import layerwise, layerwise_figure
+from minishare.analysis.figure_style import save_figure
 from minishare.experiments import claims as ledger, exp_albert, stats
 from minishare.experiments.common import build_model, make_config, make_task
 
@@ -60,7 +61,7 @@ def _title(result):
 def figures(result, folder):
     series = {f"{style} ({kind})": r[kind] for style, r in result["models"].items() for kind in ("trained", "untrained")}
     return [(f"Input-to-output L2 distance and angle of each layer (ALBERT Figure 1, small scale): {_title(result)}",
-             plots.save_figure(plots.plot_layer_transitions(series, title=_title(result)), f"{folder}/layerwise"))]
+             save_figure(layerwise_figure.plot_layer_transitions(series, title=_title(result)), f"{folder}/layerwise"))]
 
 
 def _mean_curve(curves):

@@ -40,7 +40,7 @@ def _request(settings, variant, seed, steps=None):
 def _name(settings, key, v, seed, steps=None):
     """A run's name; ``steps``: the updates of an equal-compute run (the others make S)."""
     budget = "" if steps is None else f"-{steps}steps"
-    return f"lm-{settings.lm_norm}ln-{exp_takase._slug(key, v['M'], v['N'])}{budget}-s{seed}"
+    return f"lm-{settings.lm_norm}ln-{exp_takase.slug(key, v['M'], v['N'])}{budget}-s{seed}"
 
 
 def requests(settings):
@@ -112,10 +112,10 @@ def baselines(result, settings):
 # --- figures, tables, claims ---------------------------------------------------------------------------
 def figures(result, folder):
     return exp_takase.convergence_figures(result, folder, "lm", {
-        "equal_params": ("equal parameters", exp_takase._equal, "step", exp_takase._by_step),
-        "equal_compute": (exp_takase.EQUAL_COMPUTE_CAPTION, exp_takase._equal_compute, exp_takase.COMPUTE_AXIS,
-                          exp_takase._by_compute),
-    }, f"Language modelling (decoder-only, V={result['vocab_size']:,})")
+        "equal_params": ("equal parameters", exp_takase.equal_keys, "step", exp_takase.by_step),
+        "equal_compute": (exp_takase.EQUAL_COMPUTE_CAPTION, exp_takase.equal_compute_keys, exp_takase.COMPUTE_AXIS,
+                          exp_takase.by_compute),
+    }, f"Language modelling (decoder-only, V={result['vocab_size']:,})", perplexity=True)
 
 
 def report(result, figs):
@@ -126,11 +126,14 @@ def report(result, figs):
     lines = [f"Decoder-only language model on the embedded corpus (V = {result['vocab_size']:,} BPE, "
              f"windows of {result['seq_len']} tokens), {S} updates, seeds {result['seeds']}. Vanilla "
              f"M = N = {n}; Universal M = 1 at N = {n}, widened (H, FFN 4 H, embedding E = H) to "
-             f"Vanilla's parameters; the strategies M = {n} at N = {2 * n}. Held-out perplexity is "
-             f"exp(mean cross-entropy) on fixed held-out windows. No model: count models of the "
-             f"training tokens on the same windows. Values: mean ± std (min–max) over seeds.", ""]
+             f"Vanilla's parameters; the strategies M = {n} at N = {2 * n}. Held-out loss: the mean "
+             f"cross-entropy per token on fixed held-out windows, in nats; held-out perplexity: e^loss "
+             f"of each run, no unit (the figure's right-hand axis reads its curves so). No model: count models "
+             f"of the training tokens on the same windows. Values: mean ± std (min–max) over seeds.",
+             ""]
     for norm, methods in result["settings"].items():
-        lines += ["| method | M | N | H | LN | parameters | speed | held-out loss | held-out perplexity |",
+        lines += ["| method | M | N | H | LN | parameters | speed | held-out loss (nats) | "
+                  "held-out perplexity (e^loss) |",
                   "|---|---|---|---|---|---|---|---|---|"]
         for r in methods.values():
             lines.append(f"| {r['method']} | {r['M']} | {r['N']} | {r['H']} | {LN[norm]} | "
@@ -154,7 +157,7 @@ def claims(result, seeds):
         strategies = [k for k in methods if k not in ("vanilla", "universal")]
         out += [ledger.compare(f"lm.{norm}ln.{k}_vs_universal", "lm",
                                f"Held-out perplexity, {LN[norm]}, equal parameters", "perplexity", "lower",
-                               exp_takase._legend(methods[k], norm), exp_takase._legend(methods["universal"], norm),
+                               exp_takase.arm_name(methods[k], norm), exp_takase.arm_name(methods["universal"], norm),
                                seeds, methods[k]["perplexity"]["values"], methods["universal"]["perplexity"]["values"],
                                digits=1)
                 for k in strategies]

@@ -9,7 +9,8 @@ import statistics
 import numpy   # host-side synthetic batch
 
 from minishare import optim, random as ms_random
-from minishare.analysis import count_parameters, memory, plots
+from minishare.analysis import count_parameters, memory, memory_figures
+from minishare.analysis.figure_style import save_figure
 from minishare.experiments import claims as ledger, stats
 from minishare.models import AlbertConfig, AlbertForPreTraining
 
@@ -81,12 +82,12 @@ def figures(result, folder):
     series = {name: [entry(row) for row in rows_] for name, rows_ in result["sweep"].items()}
     return [
         ("Bytes of one training step by kind: sharing shrinks parameters, gradients and optimizer state",
-         plots.save_figure(plots.plot_memory(rows), f"{folder}/memory")),
+         save_figure(memory_figures.plot_memory(rows), f"{folder}/memory")),
         ("Training-step and inference CPU time against depth (albert-tiny, H = 128, Post-LN), shared "
          "against not shared, timed back to back (median, band min–max over rounds)",
-         plots.save_figure(plots.plot_step_time(result["depths"], series,
-                                                ylabel="CPU seconds (median; band: min–max over rounds)"),
-                           f"{folder}/time_vs_depth")),
+         save_figure(memory_figures.plot_step_time(result["depths"], series,
+                                                   ylabel="CPU seconds (median; band: min–max over rounds)"),
+                     f"{folder}/time_vs_depth")),
     ]
 
 

@@ -2,7 +2,8 @@
 paper's rounded ones), where the parameters of BERT-base and ALBERT-base go (embedding, encoder,
 heads), Takase & Kiyono's configurations, and parameters as a function of the embedding size E and
 of the depth N, shared against not shared. No training."""
-from minishare.analysis import params, plots
+from minishare.analysis import params, params_figures
+from minishare.analysis.figure_style import save_figure
 from minishare.experiments.exp_takase import universal_hidden_size
 from minishare.models import AlbertConfig, TransformerConfig
 
@@ -62,26 +63,26 @@ def figures(result, folder):
     table1 = [row for row in result["albert"] if row[0] == "Table 1"]
     return [
         ("ALBERT Table 1: parameters of BERT and ALBERT, ours beside the paper's",
-         plots.save_figure(plots.plot_param_bars([(r[1], r[2], r[3]) for r in table1],
-                                                 "ALBERT Table 1: parameters (V = 30,000)"),
-                           f"{folder}/params_table1")),
+         save_figure(params_figures.plot_param_bars([(r[1], r[2], r[3]) for r in table1],
+                                                    "ALBERT Table 1: parameters (V = 30,000)"),
+                     f"{folder}/params_table1")),
         ("Where the parameters of BERT-base and ALBERT-base go (with the pre-training heads; the "
          "tied MLM output weight is counted once, as the word embedding)",
-         plots.save_figure(plots.plot_param_breakdown(
+         save_figure(params_figures.plot_param_breakdown(
              result["breakdown"], "Where the parameters go: BERT-base (E = H = 768, not shared) vs\n"
                                   "ALBERT-base (E = 128, all-shared); V = 30,000, N = 12, H = 768, Post-LN"),
              f"{folder}/params_breakdown")),
         ("Takase & Kiyono: parameters of each configuration (M/N)",
-         plots.save_figure(plots.plot_param_bars(result["takase"], "Takase & Kiyono: parameters (WMT base)"),
-                           f"{folder}/params_takase")),
+         save_figure(params_figures.plot_param_bars(result["takase"], "Takase & Kiyono: parameters (WMT base)"),
+                     f"{folder}/params_takase")),
         ("Parameters against the embedding size E (ALBERT-base shape)",
-         plots.save_figure(plots.plot_params_vs(result["vs_E"]["E"], {k: v for k, v in result["vs_E"].items() if k != "E"},
-                                                "embedding size E", "Parameters vs E (H = 768, N = 12)"),
-                           f"{folder}/params_vs_E")),
+         save_figure(params_figures.plot_params_vs(result["vs_E"]["E"], {k: v for k, v in result["vs_E"].items() if k != "E"},
+                                                   "embedding size E", "Parameters vs E (H = 768, N = 12)"),
+                     f"{folder}/params_vs_E")),
         ("Parameters against the depth N (ALBERT-base shape, E = 128)",
-         plots.save_figure(plots.plot_params_vs(result["vs_depth"]["N"], {k: v for k, v in result["vs_depth"].items() if k != "N"},
-                                                "layer positions N", "Parameters vs depth (H = 768, E = 128)"),
-                           f"{folder}/params_vs_depth")),
+         save_figure(params_figures.plot_params_vs(result["vs_depth"]["N"], {k: v for k, v in result["vs_depth"].items() if k != "N"},
+                                                   "layer positions N", "Parameters vs depth (H = 768, E = 128)"),
+                     f"{folder}/params_vs_depth")),
     ]
 
 

@@ -1,6 +1,7 @@
 """Experiment "plans": every sharing plan the other experiments use, drawn as a positions ×
 parameter-sets grid."""
-from minishare.analysis import plots
+from minishare.analysis import plan_figure
+from minishare.analysis.figure_style import save_figure
 from minishare.sharing import COMPONENTS, Plan
 
 
@@ -26,9 +27,9 @@ def _plans(result):
 
 
 def figures(result, folder):
-    fig = plots.plot_plans(_plans(result))
+    fig = plan_figure.plot_plans(_plans(result))
     return [("Every sharing plan used: which parameter set (column) serves each layer position (row)",
-             plots.save_figure(fig, f"{folder}/plans"))]
+             save_figure(fig, f"{folder}/plans"))]
 
 
 def report(result, figs):

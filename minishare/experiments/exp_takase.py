@@ -24,7 +24,8 @@ position.
 import math
 
 from minishare import optim
-from minishare.analysis import count_parameters, memory, plots
+from minishare.analysis import count_parameters, memory, training_figures
+from minishare.analysis.figure_style import save_figure
 from minishare.data import seq2seq
 from minishare.experiments import claims as ledger, stats
 from minishare.experiments.common import build_model, make_config, make_task
@@ -105,12 +106,12 @@ def variants(task, vocab_size, model, n, norm, efficiency=True):
     return out
 
 
-def _equal(methods):
+def equal_keys(methods):
     """The keys of the equal-parameter comparison: Vanilla, Universal and the strategies at N = 2n."""
     return [k for k, r in methods.items() if k in ("vanilla", "universal") or r["N"] == 2 * methods["vanilla"]["N"]]
 
 
-def _efficiency(methods):
+def efficiency_keys(methods):
     deep = [k for k, r in methods.items() if r["N"] == 3 * methods["vanilla"]["N"]]
     return ["vanilla", "universal"] + deep if deep else []
 
@@ -138,26 +139,26 @@ def equal_compute_steps(task, vocab_size, vs, steps, seq_len):
     """{key: updates} of the equal-parameter methods of ``vs`` at Vanilla's compute: S_k =
     S · C_Vanilla / C_k (``macs_per_token`` at length ``seq_len``), rounded; Vanilla keeps S."""
     cost = {k: macs_per_token(make_config(task, vocab_size, overrides=vs[k]["overrides"]), task == "lm", seq_len)
-            for k in _equal(vs)}
+            for k in equal_keys(vs)}
     return {k: max(1, round(steps * cost["vanilla"] / c)) for k, c in cost.items()}
 
 
 # --- the runs ------------------------------------------------------------------------------------------
-def _slug(key, M, N):
+def slug(key, M, N):
     return f"{key.rsplit('-n', 1)[0]}-m{M}-n{N}"
 
 
-def _plan(settings):
+def plan(settings):
     """{LN position: (variants, equal-compute updates)} as this experiment trains them, the
     efficiency runs (N = 3n) included. The length the budget counts attention at is the mean
     target length (with its end token) of seed 0's held-out examples."""
     t, V = make_task(settings.takase_task, 0, 1, 1)
     T = sum(len(target) + 1 for _, target in t.eval_pairs) / len(t.eval_pairs)
-    plan = {}
+    out = {}
     for norm in settings.takase_norms:
         vs = variants(settings.takase_task, V, settings.takase_model, settings.takase_layers, norm, efficiency=True)
-        plan[norm] = vs, equal_compute_steps(settings.takase_task, V, vs, settings.takase_steps, T)
-    return plan
+        out[norm] = vs, equal_compute_steps(settings.takase_task, V, vs, settings.takase_steps, T)
+    return out
 
 
 def _request(settings, variant, seed, steps=None):
@@ -167,9 +168,9 @@ def _request(settings, variant, seed, steps=None):
                 eval_every=max(steps // settings.takase_evals, 1), seed=seed)
 
 
-def _name(norm, key, v, seed, steps=None):
+def run_name(norm, key, v, seed, steps=None):
     """A run's name; ``steps``: the updates of an equal-compute run (the others make S)."""
-    return f"takase-{norm}ln-{_slug(key, v['M'], v['N'])}{'' if steps is None else f'-{steps}steps'}-s{seed}"
+    return f"takase-{norm}ln-{slug(key, v['M'], v['N'])}{'' if steps is None else f'-{steps}steps'}-s{seed}"
 
 
 def extra_runs(budget, steps):
@@ -182,13 +183,13 @@ def requests(settings):
     """Every training run: one per (LN position, method, seed), and one per (LN position,
     equal-parameter method other than Vanilla, seed) for its equal-compute budget."""
     out = {}
-    for norm, (vs, budget) in _plan(settings).items():
+    for norm, (vs, budget) in plan(settings).items():
         extra = extra_runs(budget, settings.takase_steps)
         for key, v in vs.items():
             for seed in settings.seeds:
-                out[_name(norm, key, v, seed)] = _request(settings, v, seed)
+                out[run_name(norm, key, v, seed)] = _request(settings, v, seed)
                 if key in extra:
-                    out[_name(norm, key, v, seed, extra[key])] = _request(settings, v, seed, extra[key])
+                    out[run_name(norm, key, v, seed, extra[key])] = _request(settings, v, seed, extra[key])
     return out
 
 
@@ -249,11 +250,11 @@ def summarize(out, name_of, vs, seeds, request_of, timing, progress, metrics, bu
 def run(out, settings, progress=True):
     result = {"task": settings.takase_task, "steps": settings.takase_steps, "seeds": list(settings.seeds),
               "n": settings.takase_layers, "settings": {}}
-    for norm, (vs, budget) in _plan(settings).items():
+    for norm, (vs, budget) in plan(settings).items():
         timing = step_times(settings.takase_task, {k: v["overrides"] for k, v in vs.items()},
                             settings.takase_batch_size, settings.timing_repeats)
         result["settings"][norm] = summarize(
-            out, lambda key, v, seed, steps=None: _name(norm, key, v, seed, steps), vs, settings.seeds,
+            out, lambda key, v, seed, steps=None: run_name(norm, key, v, seed, steps), vs, settings.seeds,
             lambda v, seed, steps=None: _request(settings, v, seed, steps), timing, progress,
             metrics=("loss", "exact_match"), budget=budget)
     return result
@@ -300,15 +301,16 @@ def baselines(result, settings):
 COMPUTE_AXIS = "compute, in Vanilla's updates"
 
 
-def _legend(r, norm):
+def arm_name(r, norm):
+    """A method as a claim names it: its label with the LN position."""
     return f"{r['label']}, {LN[norm]}"
 
 
-def _by_step(methods, key):
+def by_step(methods, key):
     return methods[key]["histories"]
 
 
-def _by_compute(methods, key):
+def by_compute(methods, key):
     """An equal-compute run's histories against compute in Vanilla's updates (step × S / S_k), so
     every method's curve ends at S."""
     c = methods[key]["equal_compute"]
@@ -316,25 +318,28 @@ def _by_compute(methods, key):
     return [[{**row, COMPUTE_AXIS: row["step"] * scale} for row in h] for h in c["histories"]]
 
 
-def _equal_compute(methods):
-    return [k for k in _equal(methods) if "equal_compute" in methods[k]]
+def equal_compute_keys(methods):
+    return [k for k in equal_keys(methods) if "equal_compute" in methods[k]]
 
 
-def convergence_figures(result, folder, prefix, groups, title):
+def convergence_figures(result, folder, prefix, groups, title, perplexity=False):
     """One figure per (LN position, group): ``groups`` maps a file suffix to (caption, keys, x,
-    curves), ``curves(methods, key)`` giving the histories that ``x`` is read from."""
+    curves), ``curves(methods, key)`` giving the histories that ``x`` is read from. The LN position
+    is in the title, so the legend names each method once. ``perplexity``: a second axis reads the
+    loss as perplexity (``training_figures.plot_convergence``)."""
     figs = []
     for norm, methods in result["settings"].items():
         for suffix, (caption, keys, x, curves) in groups.items():
             keys = keys(methods)
             if len(keys) < 2:
                 continue
-            histories = {_legend(methods[k], norm): curves(methods, k) for k in keys}
+            histories = {methods[k]["label"]: curves(methods, k) for k in keys}
             n_seeds = len(result["seeds"])
-            fig = plots.plot_convergence(histories, x=x, y="loss", eval_y="eval_loss",
-                                         title=f"{title}: {caption}, {LN[norm]}")
+            fig = training_figures.plot_convergence(histories, x=x, y="loss", eval_y="eval_loss",
+                                                    title=f"{title}, {LN[norm]}:\n{caption}",
+                                                    perplexity=perplexity)
             figs.append((f"{title}: {caption} ({LN[norm]}, {n_seeds} seeds, mean with a min–max band)",
-                         plots.save_figure(fig, f"{folder}/{prefix}_{suffix}_{norm}ln")))
+                         save_figure(fig, f"{folder}/{prefix}_{suffix}_{norm}ln")))
     return figs
 
 
@@ -344,10 +349,10 @@ EQUAL_COMPUTE_CAPTION = "equal parameters at equal compute, each method on its o
 def figures(result, folder):
     task, n = result["task"], result["n"]
     return convergence_figures(result, folder, "takase", {
-        "equal_params": ("equal parameters", _equal, "step", _by_step),
+        "equal_params": ("equal parameters", equal_keys, "step", by_step),
         "efficiency": (f"strategies at M = {n}, N = {3 * n} against Universal (M = 1, N = {n}), equal updates",
-                       _efficiency, "step", _by_step),
-        "equal_compute": (EQUAL_COMPUTE_CAPTION, _equal_compute, COMPUTE_AXIS, _by_compute),
+                       efficiency_keys, "step", by_step),
+        "equal_compute": (EQUAL_COMPUTE_CAPTION, equal_compute_keys, COMPUTE_AXIS, by_compute),
     }, f"Takase & Kiyono on '{task}'")
 
 
@@ -389,7 +394,7 @@ def equal_compute_tables(result, columns):
     """The equal-compute table of each LN position: each method's updates S_k and its final
     held-out metrics, ``columns`` as (header, metric, digits) (exact match adds its solved count);
     one sentence where the result has no equal-compute runs (one made before they existed)."""
-    if not any(_equal_compute(methods) for methods in result["settings"].values()):
+    if not any(equal_compute_keys(methods) for methods in result["settings"].values()):
         return ["Equal compute: not in this result (it was made before the experiment trained "
                 "equal-compute runs)."]
     S = result["steps"]
@@ -401,7 +406,7 @@ def equal_compute_tables(result, columns):
              f"multiply-accumulates of a step's matrix products, counted from the configuration).", ""]
     for norm, methods in result["settings"].items():
         lines += [f"**{LN[norm]}, equal compute**", "", "| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
-        for k in _equal_compute(methods):
+        for k in equal_compute_keys(methods):
             r, c = methods[k], methods[k]["equal_compute"]
             cells = [r["method"], r["M"], r["N"], r["H"], LN[norm], c["steps"]] + \
                 [stats.fmt(c[metric], digits) for _, metric, digits in columns] + \
@@ -422,7 +427,7 @@ def observations(result):
                            if r["method"] != "Vanilla")
         notes.append(f"{LN[norm]}, speed relative to Vanilla, measured back to back: {speeds} (the paper: "
                      "Universal 0.48, M=6, N=12 0.63, M=6, N=18 0.47).")
-        budget = {k: methods[k]["equal_compute"]["steps"] for k in _equal_compute(methods)}
+        budget = {k: methods[k]["equal_compute"]["steps"] for k in equal_compute_keys(methods)}
         if budget:
             notes.append(f"{LN[norm]}, equal compute: the updates that cost what Vanilla's {result['steps']} cost "
                          "(counted multiply-accumulates): "
@@ -453,16 +458,16 @@ def method_claims(experiment, result, seeds, metric, what, digits=3, paper=True)
             x, y = (methods[k] if at is None else methods[k][at] for k in (a, b))
             return ledger.compare(
                 f"{experiment}.{norm}ln.{a}_vs_{b}{'' if at is None else '.' + at}", experiment,
-                f"{what}, {LN[norm]}, {kind}", metric, "lower", _legend(methods[a], norm),
-                _legend(methods[b], norm), seeds, x[metric]["values"], y[metric]["values"],
+                f"{what}, {LN[norm]}, {kind}", metric, "lower", arm_name(methods[a], norm),
+                arm_name(methods[b], norm), seeds, x[metric]["values"], y[metric]["values"],
                 _paper(methods[a], methods[b]) if paper and at is None else None, primary, digits)
-        deep = [k for k in _equal(methods) if k not in ("vanilla", "universal")]
+        deep = [k for k in equal_keys(methods) if k not in ("vanilla", "universal")]
         out += [claim(k, "vanilla", "equal parameters", True) for k in deep]
         out.append(claim("universal", "vanilla", "equal parameters", False))
         out += [claim(k, "universal", "efficiency at equal updates", True)
-                for k in _efficiency(methods) if k not in ("vanilla", "universal")]
+                for k in efficiency_keys(methods) if k not in ("vanilla", "universal")]
         out += [claim(k, "vanilla", "equal compute, each on its own schedule", False, "equal_compute")
-                for k in _equal_compute(methods) if k != "vanilla"]
+                for k in equal_compute_keys(methods) if k != "vanilla"]
     return out
 
 

@@ -85,6 +85,7 @@ class AlbertForPreTraining(HubMixin, Module):
     they must be exactly the labelled positions, so the loss is the same number either way. The
     positions are an input (computed on the host with the batch) because finding them in the
     labels on a GPU would make the host wait for the device: their count depends on the data."""
+    hub_heads = True
 
     def __init__(self, config):
         super().__init__()
