@@ -14,7 +14,7 @@ from minishare.experiments import run_folder
 from minishare.files import atomic_write
 from minishare.threads import set_num_threads
 
-MODEL_TASKS = ("pretrain", "lm", "copy", "reverse", "sort", "addition", "scan")
+MODEL_TASKS = ("pretrain", "lm", "copy", "reverse", "sort", "addition", "scan", "pointer")
 # train's flags that define a run (a fresh run's defaults); on --resume, the run's own values
 TRAIN_DEFAULTS = dict(task="pretrain", preset="albert-tiny", objective="sop", corpus="default",
                       vocab_size=1000, seq_len=64, steps=300, batch_size=32, lr=1e-3, optimizer="adamw",

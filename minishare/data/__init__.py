@@ -10,8 +10,8 @@ from minishare.data.corpus import (EVENTS, default_corpus, grammar_corpus, load_
 from minishare.data.pretraining import (IGNORE_INDEX, PretrainingData, collate, mask_tokens,
                                         ngram_probabilities, segment_pairs, select_spans,
                                         split_documents, truncate_pair)
-from minishare.data.seq2seq import (BOS_ID, EOS_ID, PAD_ID, AdditionTask, CopyTask, ReverseTask,
-                                    ScanTask, SortTask, get_task)
+from minishare.data.seq2seq import (BOS_ID, EOS_ID, PAD_ID, AdditionTask, CopyTask, PointerTask,
+                                    ReverseTask, ScanTask, SortTask, get_task)
 from minishare.data.tokenizer import SPECIAL_TOKENS, Tokenizer, pretokenize
 
 PIPELINE_VERSION = 1
@@ -22,6 +22,6 @@ __all__ = [
     "Tokenizer", "SPECIAL_TOKENS", "pretokenize",
     "PretrainingData", "split_documents", "segment_pairs", "select_spans", "mask_tokens",
     "ngram_probabilities", "collate", "truncate_pair", "IGNORE_INDEX",
-    "get_task", "CopyTask", "ReverseTask", "SortTask", "AdditionTask", "ScanTask",
+    "get_task", "CopyTask", "ReverseTask", "SortTask", "AdditionTask", "ScanTask", "PointerTask",
     "PAD_ID", "BOS_ID", "EOS_ID",
 ]

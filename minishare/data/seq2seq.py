@@ -19,6 +19,8 @@ import string
 
 import numpy as np
 
+from minishare.checks import is_int
+
 SPECIALS = ("<pad>", "<bos>", "<eos>")
 PAD_ID, BOS_ID, EOS_ID = range(len(SPECIALS))
 
@@ -198,9 +200,9 @@ class PointerTask(Task):
     name = "pointer"
 
     def __init__(self, hops=3, n_symbols=8):
-        if not isinstance(n_symbols, int) or not 2 <= n_symbols <= 26:
+        if not is_int(n_symbols) or not 2 <= n_symbols <= 26:
             raise ValueError(f"n_symbols must be an int between 2 and 26, got {n_symbols!r}")
-        if not isinstance(hops, int) or not 1 <= hops <= n_symbols // 2:
+        if not is_int(hops) or not 1 <= hops <= n_symbols // 2:
             raise ValueError(f"hops must be an int between 1 and n_symbols // 2 = {n_symbols // 2} "
                              f"(on a cycle of n letters, n - k hops backwards reach f^k), got {hops!r}")
         letters = string.ascii_lowercase[:n_symbols]

@@ -14,7 +14,7 @@ from minishare.models import AlbertConfig, AlbertForPreTraining, DecoderLM, Enco
 from minishare.tasks import LanguageModelingTask, PretrainingTask, Seq2SeqTask
 from minishare.train import TrainConfig, Trainer, save_history, stop_requests
 
-SEQ2SEQ_TASKS = ("copy", "reverse", "sort", "addition", "scan")
+SEQ2SEQ_TASKS = ("copy", "reverse", "sort", "addition", "scan", "pointer")
 
 
 # The synthetic corpora by name: the grammar corpus's difficulty knobs (``data.grammar_corpus``).
