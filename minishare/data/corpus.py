@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from minishare import safeio
+from minishare.errors import InvalidValue
 
 # A sentence ends at ., ! or ? followed by space and a capital, digit, quote or bracket; "e.g." and
 # "i.e." are the abbreviations the documentation uses mid-sentence.
@@ -176,7 +177,7 @@ def load_text(path):
     if path.is_dir():
         files = sorted(path.glob("*.txt"))
         if not files:
-            raise ValueError(f"{path}: folder contains no .txt file")
+            raise InvalidValue(f"{path}: folder contains no .txt file")
     elif os.path.lexists(path):
         files = [path]
     else:
@@ -187,7 +188,7 @@ def load_text(path):
     for file in files:
         found = [split_sentences(" ".join(block)) for block in _paragraphs(_lines(file))]
         if not found:
-            raise ValueError(f"{file}: contains no text")
+            raise InvalidValue(f"{file}: contains no text")
         documents += found
     return documents
 
@@ -200,8 +201,8 @@ def _lines(file):
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as error:
-                raise ValueError(f"{file}: not UTF-8 text ({error.reason} at byte {offset + error.start})"
-                                 ) from None
+                raise InvalidValue(f"{file}: not UTF-8 text ({error.reason} at byte {offset + error.start})"
+                                   ) from None
             if offset == 0:
                 line = line.removeprefix("\ufeff")
             offset += len(raw)
@@ -292,6 +293,6 @@ def grammar_corpus(n_documents, seed=0):
     wakes up."), a classic probe of what masked-word prediction learns.
     """
     if n_documents < 1:
-        raise ValueError(f"n_documents must be at least 1, got {n_documents}")
+        raise InvalidValue(f"n_documents must be at least 1, got {n_documents}")
     rng = np.random.default_rng(seed)
     return [_story(rng) for _ in range(n_documents)]

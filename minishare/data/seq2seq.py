@@ -18,6 +18,8 @@ import string
 
 import numpy as np
 
+from minishare.errors import InvalidValue
+
 SPECIALS = ("<pad>", "<bos>", "<eos>")
 PAD_ID, BOS_ID, EOS_ID = range(len(SPECIALS))
 
@@ -41,7 +43,7 @@ class Task:
         try:
             return [self._ids[symbol] for symbol in symbols]
         except KeyError as error:
-            raise ValueError(f"{error.args[0]!r} is not in the {self.name} vocabulary") from None
+            raise InvalidValue(f"{error.args[0]!r} is not in the {self.name} vocabulary") from None
 
     def decode(self, ids):
         """Symbols of ``ids`` (e.g. a model's output), stopping at the first ``<eos>`` and
@@ -63,9 +65,9 @@ class CopyTask(Task):
 
     def __init__(self, min_length=1, max_length=10, n_symbols=10):
         if not 1 <= min_length <= max_length:
-            raise ValueError(f"need 1 <= min_length <= max_length, got {min_length}, {max_length}")
+            raise InvalidValue(f"need 1 <= min_length <= max_length, got {min_length}, {max_length}")
         if not 1 <= n_symbols <= 26:
-            raise ValueError(f"n_symbols must be between 1 and 26, got {n_symbols}")
+            raise InvalidValue(f"n_symbols must be between 1 and 26, got {n_symbols}")
         super().__init__(string.ascii_lowercase[:n_symbols])
         self.min_length, self.max_length, self.n_symbols = min_length, max_length, n_symbols
 
@@ -104,7 +106,7 @@ class AdditionTask(Task):
 
     def __init__(self, max_digits=3):
         if max_digits < 1:
-            raise ValueError(f"max_digits must be at least 1, got {max_digits}")
+            raise InvalidValue(f"max_digits must be at least 1, got {max_digits}")
         super().__init__(list(string.digits) + ["+"])
         self.max_digits = max_digits
 
@@ -181,7 +183,7 @@ TASKS = {task.name: task for task in (CopyTask, ReverseTask, SortTask, AdditionT
 def get_task(name, **options):
     """The task called ``name`` (a key of ``TASKS``), built with ``options``."""
     if name not in TASKS:
-        raise ValueError(f"unknown task {name!r}; choose one of {sorted(TASKS)}")
+        raise InvalidValue(f"unknown task {name!r}; choose one of {sorted(TASKS)}")
     return TASKS[name](**options)
 
 
@@ -203,7 +205,7 @@ def collate(pairs, pad_to=None):
         longest = max(map(len, rows))
         length = longest if pad_to is None else pad_to
         if longest > length:
-            raise ValueError(f"{key}: a sequence has {longest} ids, more than pad_to={pad_to}")
+            raise InvalidValue(f"{key}: a sequence has {longest} ids, more than pad_to={pad_to}")
         array = np.full((len(rows), length), PAD_ID, dtype=np.int64)   # (B, S) or (B, T)
         for r, row in enumerate(rows):
             array[r, :len(row)] = row
