@@ -21,6 +21,7 @@ if sys.argv[:1] == ["-m"] and "minishare" in sys.orig_argv:   # runpy is importi
     sys.excepthook = _interrupted_while_starting
 
 from minishare import backend  # noqa: E402
+from minishare.errors import MinishareError  # noqa: E402
 from minishare.gradcheck import GradcheckError, gradcheck  # noqa: E402
 from minishare.random import manual_seed  # noqa: E402
 from minishare.tensor import Function, Tensor, as_tensor, is_grad_enabled, no_grad, tensor  # noqa: E402
@@ -30,4 +31,4 @@ from minishare.checkpoint import CheckpointError, load, save  # noqa: E402
 
 __all__ = ["backend", "Tensor", "Function", "tensor", "as_tensor", "no_grad", "is_grad_enabled", "gradcheck",
            "GradcheckError", "manual_seed", "count_parameters", "save", "load", "CheckpointError",
-           "set_num_threads", "get_num_threads"]
+           "set_num_threads", "get_num_threads", "MinishareError"]

@@ -30,6 +30,8 @@ import sys
 
 import numpy
 
+from minishare.errors import MinishareError
+
 NAMES = ("numpy", "cupy", "strict")
 
 xp = numpy             # the array module every op uses
@@ -162,7 +164,7 @@ def seed(value):
     return _rng
 
 
-class BackendError(ImportError):
+class BackendError(MinishareError, ImportError):
     """``MINISHARE_BACKEND`` names a backend that is unknown or cannot run on this machine."""
 
 

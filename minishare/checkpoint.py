@@ -29,6 +29,8 @@ import zlib
 import numpy   # host-side file format: checkpoints are always NumPy arrays on disk
 
 from minishare import backend, safeio
+from minishare.checks import is_int
+from minishare.errors import InvalidType, MinishareError
 from minishare.files import atomic_write
 from minishare.nn import init
 
@@ -38,7 +40,7 @@ FORMAT = "minishare-checkpoint"
 VERSION = 1
 
 
-class CheckpointError(ValueError):
+class CheckpointError(MinishareError, ValueError):
     """A checkpoint file that cannot be used; the message names the file and the problem."""
 
 
@@ -61,7 +63,7 @@ def save(model, path, training_state=None):
     """Write ``model`` (weights and configuration) and optionally ``training_state`` (a nested
     dict of numbers, strings, lists and arrays, e.g. from ``Trainer.state_dict()``) to ``path``."""
     if type(model).__name__ not in _model_classes():
-        raise TypeError(f"save: {type(model).__name__} is not a minishare model with a configuration")
+        raise InvalidType(f"save: {type(model).__name__} is not a minishare model with a configuration")
     arrays = {f"param/{name}": backend.to_numpy(p.data) for name, p in model.named_parameters()}
     meta = {"format": FORMAT, "version": VERSION, "model_class": type(model).__name__,
             "config_class": type(model.config).__name__, "config": model.config.to_dict(),
@@ -169,7 +171,7 @@ class _Archive:
             raise CheckpointError(f"{self.path}: no entry {key!r} for the parameter {key[len('param/'):]}")
         if self.entries[key].file_size + self.SLACK < 2 * math.prod(shape):
             fields = ", ".join(f"{field}={value}" for field, value in config.items()
-                               if type(value) is int and value in shape)
+                               if is_int(value) and value in shape)
             raise CheckpointError(f"{self.path}: entry {key!r} holds {self.entries[key].file_size:,} bytes, too "
                                   f"few for the shape {tuple(shape)} that the configuration's {fields} give "
                                   "(edited configuration?)")
@@ -247,7 +249,7 @@ def _encode(obj, prefix, arrays):
         return obj.item()
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return obj
-    raise TypeError(f"save: cannot store training-state value of type {type(obj).__name__} at {prefix}")
+    raise InvalidType(f"save: cannot store training-state value of type {type(obj).__name__} at {prefix}")
 
 
 def _array_keys(path, tree):

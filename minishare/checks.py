@@ -6,6 +6,8 @@ are ints.
 """
 from numbers import Integral, Real
 
+from minishare.errors import InvalidType
+
 
 def is_int(value):
     """An integer that is not a bool."""
@@ -18,7 +20,7 @@ def is_real(value):
 
 
 def check_int(value, name):
-    """``value`` as an int, or a TypeError that names it."""
+    """``value`` as an int, or an ``InvalidType`` (a TypeError) that names it."""
     if not is_int(value):
-        raise TypeError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
+        raise InvalidType(f"{name} must be an int, got {value!r} ({type(value).__name__})")
     return int(value)

@@ -1,24 +1,36 @@
 """The command line: ``python -m minishare {train,count,plan,reproduce,layerwise} --help``.
 
-Bad arguments get one line on stderr and exit status 2, never a traceback. A training run that
-diverges ends with one line and status 1; one stopped by Ctrl-C (SIGINT) or SIGTERM saves, prints
-how to resume, and ends with status 128 + the signal's number (130, 143).
+A mistake in what the user gave (a ``minishare.errors.MinishareError``: a bad argument, a
+configuration, a file; or an ``OSError``) gets one line on stderr and exit status 2, never a
+traceback; any other error is a bug, and shows its traceback. A training run that diverges ends
+with one line and status 1, as does running out of memory; one stopped by Ctrl-C (SIGINT) or
+SIGTERM saves, prints how to resume, and ends with status 128 + the signal's number (130, 143).
+
+A flag not given takes the default of the function it is passed to (``run_training``, whose
+training-loop defaults are ``TrainConfig``'s, or ``layerwise.pretrained_figure``); ``--help``
+shows them.
 """
 import argparse
+import inspect
 import json
 import os
 import sys
+import traceback
 
 from minishare import distributed, sharing
-from minishare.experiments import run_folder
+from minishare.analysis import layerwise
+from minishare.errors import InvalidValue, MinishareError, MissingPackage
+from minishare.experiments import run_folder, run_training
+from minishare.experiments.common import SEQ2SEQ_TASKS
 from minishare.files import atomic_write
 from minishare.threads import set_num_threads
+from minishare.train import OPTIMIZERS
 
-MODEL_TASKS = ("pretrain", "lm", "copy", "reverse", "sort", "addition", "scan", "pointer")
-# train's flags that define a run (a fresh run's defaults); on --resume, the run's own values
-TRAIN_DEFAULTS = dict(task="pretrain", preset="albert-tiny", objective="sop", corpus="default",
-                      vocab_size=1000, seq_len=64, steps=300, batch_size=32, lr=1e-3, optimizer="adamw",
-                      eval_every=100, seed=0, save_every=run_folder.DEFAULT_SAVE_EVERY)
+MODEL_TASKS = ("pretrain", "lm", *SEQ2SEQ_TASKS)
+# train's flags that define a run (the arguments a run records, but the model fields, set one by one
+# by MODEL_FLAGS, and the warm-up, which has no flag): for those not given a fresh run takes
+# run_training's defaults, a resumed run (--resume) its own values
+RUN_FLAGS = tuple(name for name in run_folder.ARGUMENTS if name not in ("overrides", "warmup_steps"))
 MODEL_FLAGS = {"sharing": "sharing", "embedding_size": "embedding_size", "hidden_size": "hidden_size",
                "num_layers": "num_hidden_layers", "num_unique_layers": "num_unique_layers",
                "norm_position": "norm_position"}
@@ -40,6 +52,12 @@ def _positive(text):
     return int(text)
 
 
+def _defaults(function):
+    """{argument: default} of ``function``'s keyword arguments: what its flags show in --help."""
+    return {name: parameter.default for name, parameter in inspect.signature(function).parameters.items()
+            if parameter.default is not inspect.Parameter.empty}
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="python -m minishare",
                                      description="minishare: parameter sharing in Transformers, runnable.")
@@ -50,7 +68,7 @@ def build_parser():
                        "run's own values; a flag that contradicts the run is refused. Flags that may "
                        "change on resume: --steps (and with it the length of the lr schedule), "
                        "--eval-every, --save-every, --no-progress.")
-    d = TRAIN_DEFAULTS
+    d = _defaults(run_training)
     t.add_argument("--task", choices=MODEL_TASKS,
                    help=f"pretrain: ALBERT MLM + SOP/NSP; lm: decoder-only LM; others: encoder-decoder "
                    f"(default {d['task']})")
@@ -62,21 +80,23 @@ def build_parser():
     t.add_argument("--num-layers", "-N", type=int, help="N layer positions")
     t.add_argument("--num-unique-layers", "-M", type=int, help="M distinct layers (sequence/cycle/cycle-rev/cycle-rev-code)")
     t.add_argument("--norm-position", choices=("post", "pre"))
-    t.add_argument("--objective", choices=("sop", "nsp"), help="second pre-training loss (default sop)")
+    t.add_argument("--objective", choices=("sop", "nsp"),
+                   help=f"second pre-training loss (default {d['objective']})")
     t.add_argument("--corpus", help="'default' (Python's docs), 'grammar', or a UTF-8 file/folder "
-                   "(default: default)")
+                   f"(default: {d['corpus']})")
     t.add_argument("--vocab-size", type=int, help=f"V of the BPE tokenizer trained on the corpus "
                    f"(default {d['vocab_size']})")
     t.add_argument("--seq-len", type=int, help=f"default {d['seq_len']}")
     t.add_argument("--steps", type=int, help=f"default {d['steps']}; may change on resume")
     t.add_argument("--batch-size", type=int, help=f"default {d['batch_size']}")
     t.add_argument("--lr", type=float, help=f"peak learning rate (default {d['lr']})")
-    t.add_argument("--optimizer", choices=("adamw", "lamb"), help="default adamw")
+    t.add_argument("--optimizer", choices=tuple(OPTIMIZERS), help=f"default {d['optimizer']}")
     t.add_argument("--eval-every", type=int, help=f"default {d['eval_every']}; may change on resume")
     t.add_argument("--save-every", type=int, help="write checkpoint and history every so many steps "
                    f"(default {d['save_every']}); may change on resume")
     t.add_argument("--seed", type=int, help=f"default {d['seed']}")
-    t.add_argument("--out", default="runs/train", help="output folder (history, checkpoint, tokenizer)")
+    t.add_argument("--out", default=d["out"], help="output folder (history, checkpoint, tokenizer; "
+                   "default %(default)s)")
     t.add_argument("--resume", action="store_true", help="continue the run in OUT from its checkpoint")
     t.add_argument("--overwrite", action="store_true", help="replace the run already in OUT")
     t.add_argument("--no-progress", action="store_true")
@@ -106,11 +126,12 @@ def build_parser():
                    "(B, T) or a text file, one sequence of whitespace-separated ids per line (default: "
                    "passages of the built-in English corpus through the folder's tokenizer.json, if it "
                    "has one and the tokenizers package is installed; else random ids, with a note)")
-    w.add_argument("--batch-size", type=_positive, default=8,
-                   help="sequences without --input-ids: text passages or random (default 8)")
-    w.add_argument("--seq-len", type=_positive, default=128,
-                   help="tokens per sequence without --input-ids (default 128)")
-    w.add_argument("--seed", type=int, default=0)
+    d = _defaults(layerwise.pretrained_figure)
+    w.add_argument("--batch-size", type=_positive, default=d["batch_size"],
+                   help="sequences without --input-ids: text passages or random (default %(default)s)")
+    w.add_argument("--seq-len", type=_positive, default=d["seq_len"],
+                   help="tokens per sequence without --input-ids (default %(default)s)")
+    w.add_argument("--seed", type=int, default=d["seed"], help="default %(default)s")
     w.add_argument("--out", default="runs/layerwise", help="folder for layerwise.json and layerwise.png/.svg")
     _threads_flag(w)
 
@@ -164,39 +185,46 @@ def cmd_plan(args):
           f"{ {c: plan.n_sets(c) for c in ('attention', 'ffn')} }")
     print(plan)
     if args.draw:
-        import matplotlib
+        try:
+            import matplotlib
+        except ImportError:
+            raise MissingPackage("--draw needs matplotlib: pip install matplotlib") from None
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
         folder = os.path.dirname(os.path.abspath(args.draw))
         if not os.path.isdir(folder):
             raise FileNotFoundError(f"cannot draw to {args.draw}: folder {folder} does not exist")
         ax = plan.draw()
+        kind, kinds = os.path.splitext(args.draw)[1][1:], ax.figure.canvas.get_supported_filetypes()
+        if kind and kind.lower() not in kinds:      # (matplotlib's own refusal is a bare ValueError)
+            plt.close(ax.figure)
+            raise InvalidValue(f"cannot draw to {args.draw}: matplotlib writes no .{kind} files; "
+                               f"name a {', '.join('.' + k for k in sorted(kinds))} file")
         with atomic_write(args.draw, "wb") as f:
-            ax.figure.savefig(f, format=os.path.splitext(args.draw)[1][1:] or None, bbox_inches="tight")
+            ax.figure.savefig(f, format=kind or None, bbox_inches="tight")
         plt.close(ax.figure)
         print(f"drawn to {args.draw}")
 
 
 def cmd_train(args):
-    from minishare import experiments
     launched = distributed.launched_ranks()
     if launched > 1 and not args.data_parallel:
-        raise ValueError(f"started by an MPI launcher as {launched} processes without --data-parallel: "
-                         "each would train the whole run and write the same files; add --data-parallel")
-    given = {name: getattr(args, name) for name in TRAIN_DEFAULTS if getattr(args, name) is not None}
+        raise InvalidValue(f"started by an MPI launcher as {launched} processes without --data-parallel: "
+                           "each would train the whole run and write the same files; add --data-parallel")
+    given = {name: getattr(args, name) for name in RUN_FLAGS if getattr(args, name) is not None}
     if args.resume:
         saved = run_folder.saved_run(args.out)
         arguments = {**saved["arguments"], **given,
                      "overrides": {**saved["arguments"]["overrides"], **_overrides(args)}}
         conflicts = run_folder.resume_conflicts(saved, {**given, "overrides": _overrides(args)})
         if conflicts:
-            raise ValueError(f"--resume: the run in {args.out} was trained with other settings: " + "; ".join(
-                f"{_flag(name)} {_show(new)} (the run has {_show(old)})" for name, new, old in conflicts))
+            raise InvalidValue(f"--resume: the run in {args.out} was trained with other settings: "
+                               + "; ".join(f"{_flag(name)} {_show(new)} (the run has {_show(old)})"
+                                           for name, new, old in conflicts))
     else:
-        arguments = {**TRAIN_DEFAULTS, **given, "overrides": _overrides(args)}
-    result = experiments.run_training(**arguments, out=args.out, resume=args.resume,
-                                      overwrite=args.overwrite, progress=not args.no_progress,
-                                      data_parallel=args.data_parallel)
+        arguments = {**given, "overrides": _overrides(args)}
+    result = run_training(**arguments, out=args.out, resume=args.resume, overwrite=args.overwrite,
+                          progress=not args.no_progress, data_parallel=args.data_parallel)
     trainer = result["trainer"]
     if trainer.data_parallel is None or trainer.data_parallel.rank == 0:
         print(json.dumps(result["final"], indent=1))
@@ -208,7 +236,6 @@ def _show(value):
 
 
 def cmd_layerwise(args):
-    from minishare.analysis import layerwise
     record = layerwise.pretrained_figure(args.pretrained, args.out, args.input_ids, args.batch_size,
                                          args.seq_len, args.seed)
     print(f"{'layer':>5}  {'L2 distance':>11}  {'angle (deg)':>11}")
@@ -234,14 +261,22 @@ def main(argv=None):
     commands = {"train": cmd_train, "count": cmd_count, "plan": cmd_plan, "reproduce": cmd_reproduce,
                 "layerwise": cmd_layerwise}
     prefix = f"{parser.prog} {args.command}"
-    status = _run(commands[args.command], args, parser, prefix)
-    if status and getattr(args, "data_parallel", False) and distributed.launched_ranks() > 1:
+    together = getattr(args, "data_parallel", False) and distributed.launched_ranks() > 1
+    try:
+        status = _run(commands[args.command], args, parser, prefix)
+    except Exception:
+        if not together:
+            raise
+        traceback.print_exc()           # a bug, on one rank: no other rank is left waiting for it
+        status = 1
+    if status and together:
         distributed.end_together(status)
     return status
 
 
 def _run(command, args, parser, prefix):
-    """``command(args)``; an error is one line on stderr and an exit status (see the module)."""
+    """``command(args)``; a mistake of the user's is one line on stderr and an exit status, a bug
+    goes on with its traceback (see the module)."""
     try:
         if getattr(args, "threads", None) is not None:
             set_num_threads(args.threads)
@@ -256,17 +291,14 @@ def _run(command, args, parser, prefix):
     except run_folder.BadArgument as err:
         print(f"{prefix}: error: argument {_flag(err.name)}: {err.rule}, got {err.value}", file=sys.stderr)
         return 2
-    except ArithmeticError as err:       # a diverging run (FloatingPointError), an overflow
+    except FloatingPointError as err:    # a diverging run (TrainingDiverged), or NumPy's overflow
         print(f"{prefix}: error: {err}", file=sys.stderr)
         return 1
     except MemoryError as err:
         print(f"{prefix}: error: out of memory{f' ({err})' if str(err) else ''}: try a smaller model, "
               "batch or sequence length", file=sys.stderr)
         return 1
-    except ImportError as err:           # an optional package (mpi4py, threadpoolctl) that is not installed
-        print(f"{prefix}: error: {err}", file=sys.stderr)
-        return 2
-    except (ValueError, TypeError, OSError) as err:
+    except (MinishareError, OSError) as err:     # not a bug: anything else shows its traceback
         # an OSError's args start with its errno; its str names the problem and the file
         message = str(err) if isinstance(err, OSError) or not err.args else err.args[0]
         print(f"{prefix}: error: {message}", file=sys.stderr)

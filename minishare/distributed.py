@@ -35,6 +35,7 @@ one-process weights up to float32 rounding (the sums run in another order).
 import numpy   # host buffers: MPI sends host memory
 
 from minishare import backend
+from minishare.errors import MissingPackage
 from minishare.nn import utils as nn_utils
 
 INSTALL = "pip install mpi4py mpich"
@@ -42,11 +43,12 @@ INSTALL = "pip install mpi4py mpich"
 
 def mpi():
     """mpi4py's MPI module, imported when data-parallel training asks for it (``import minishare``
-    needs NumPy alone); a missing mpi4py is one ImportError line that says what to install."""
+    needs NumPy alone); a missing mpi4py is a ``MissingPackage`` error, one line that says what to
+    install."""
     try:
         from mpi4py import MPI
     except ImportError:
-        raise ImportError(f"--data-parallel needs mpi4py and an MPI library: {INSTALL}") from None
+        raise MissingPackage(f"--data-parallel needs mpi4py and an MPI library: {INSTALL}") from None
     return MPI
 
 
@@ -68,7 +70,7 @@ def end_together(status, wait=10.0):
     import time
     try:
         MPI = mpi()
-    except ImportError:          # then no rank got as far as MPI
+    except MissingPackage:       # then no rank got as far as MPI
         return
     request, deadline = MPI.COMM_WORLD.Ibarrier(), time.monotonic() + wait
     while not request.Test():

@@ -12,10 +12,11 @@ gradient entries cancel. Everything runs in float64, where ε = 1e-6 leaves abou
 import numpy   # host-side: the finite differences run on host copies of the inputs
 
 from minishare import backend
+from minishare.errors import MinishareError
 from minishare.tensor import Tensor, no_grad
 
 
-class GradcheckError(AssertionError):
+class GradcheckError(MinishareError, AssertionError):
     """The analytic gradient of some input disagrees with the numerical one."""
 
 

@@ -10,15 +10,17 @@ command line are checked, before anything is allocated or waited on.
 - ``integer`` / ``number``: a field's type and range, checked in one line naming the field and the
   accepted range (``True`` is not a number here, "0.1" is not a float).
 
-Each function raises ``error`` (``ValueError`` unless told otherwise, e.g. ``HubError`` or
-``CheckpointError``) so that callers keep their own exception types.
+Each function raises ``error`` (``minishare.errors.InvalidValue``, a ValueError, unless told
+otherwise, e.g. ``HubError`` or ``CheckpointError``) so that callers keep their own exception types.
 """
 import json
 import math
-import numbers
 import os
 import re
 import stat
+
+from minishare.checks import is_int, is_real
+from minishare.errors import InvalidValue
 
 MAX_JSON_BYTES = 64 << 20   # config.json files, a run's config.json, tokenizer.json, checkpoint metadata
 MAX_JSON_DEPTH = 64         # deeper than any file minishare or Hugging Face writes (they nest 2 to 5)
@@ -28,7 +30,7 @@ _KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character de
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
 
 
-def regular_file(path, error=ValueError):
+def regular_file(path, error=InvalidValue):
     """The size in bytes of ``path`` if it is a regular file (or a symlink to one);
     FileNotFoundError if it does not exist; ``error`` naming the path and what it is otherwise."""
     try:
@@ -43,7 +45,7 @@ def regular_file(path, error=ValueError):
     return size
 
 
-def read_bytes(path, limit, error=ValueError):
+def read_bytes(path, limit, error=InvalidValue):
     """The content of the regular file ``path``, refused before reading if over ``limit`` bytes."""
     size = regular_file(path, error)
     if size > limit:
@@ -55,7 +57,7 @@ def read_bytes(path, limit, error=ValueError):
     return content
 
 
-def load_json(path, limit=MAX_JSON_BYTES, error=ValueError):
+def load_json(path, limit=MAX_JSON_BYTES, error=InvalidValue):
     """The JSON value in the file ``path`` (UTF-8), with the limits of ``parse_json``."""
     content = read_bytes(path, limit, error)
     try:
@@ -69,7 +71,7 @@ _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _BRACKET = re.compile(r"[\[\]{}]")
 
 
-def parse_json(text, where, error=ValueError):
+def parse_json(text, where, error=InvalidValue):
     """``json.loads(text)``, refusing nesting deeper than ``MAX_JSON_DEPTH`` and integers longer
     than ``MAX_INT_DIGITS`` digits; ``where`` (the file) starts every message."""
     depth = 0
@@ -90,21 +92,19 @@ def parse_json(text, where, error=ValueError):
         raise error(f"{where}: not JSON ({err})") from None
 
 
-def integer(value, name, low=1, high=None, error=ValueError):
+def integer(value, name, low=1, high=None, error=InvalidValue):
     """``value`` if it is an int (a bool is not) in [low, high], else ``error`` naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) \
-            or (low is not None and value < low) or (high is not None and value > high):
+    if not is_int(value) or (low is not None and value < low) or (high is not None and value > high):
         rule = {1: "a positive int", 0: "an int >= 0", None: "an int"}.get(low, f"an int >= {low}")
         raise error(f"{name} must be {rule}{f' (at most {high:,})' if high is not None else ''}, "
                     f"got {value!r}")
     return int(value)
 
 
-def number(value, name, rule, ok=lambda value: True, error=ValueError):
+def number(value, name, rule, ok=lambda value: True, error=InvalidValue):
     """``value`` if it is a finite real number (a bool or a string is not) for which ``ok`` is
     true, else ``error`` naming ``name`` and the accepted ``rule`` ("lie in [0, 1)", "be a
     finite number > 0")."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) \
-            or not ok(value):
+    if not is_real(value) or not math.isfinite(value) or not ok(value):
         raise error(f"{name} must {rule}, got {value!r}")
     return value

@@ -29,6 +29,7 @@ Positions and set indices are 0-based: position 0 is the first layer the input g
 paper counts from 1). The checks of bad input come last in this file, after the ideas.
 """
 from minishare.checks import check_int, is_int
+from minishare.errors import InvalidType, InvalidValue
 
 COMPONENTS = ("attention", "cross_attention", "ffn")
 # N positions at most: far beyond the papers' deepest stacks (ALBERT's 48 layers, the Universal
@@ -77,9 +78,10 @@ def assign(strategy, n_layers, n_unique):
     """0-based parameter set of each of the N = ``n_layers`` positions under Takase & Kiyono's
     ``strategy``, with M = ``n_unique`` sets: ``assign("cycle-rev", 6, 3) == [0, 1, 2, 2, 1, 0]``.
 
-    Where the paper's rule does not give M sets for N positions this raises ValueError instead of
-    guessing: the paper assumes 1 <= M <= N, and Sequence's blocks of floor(N/M) positions make
-    more than M sets when M does not divide N (M = 2, N = 5 would need 3).
+    Where the paper's rule does not give M sets for N positions this raises InvalidValue (a
+    ValueError) instead of guessing: the paper assumes 1 <= M <= N, and Sequence's blocks of
+    floor(N/M) positions make more than M sets when M does not divide N (M = 2, N = 5 would
+    need 3).
     """
     N, M = _check_takase_kiyono(strategy, n_layers, n_unique)
     return TAKASE_KIYONO_RULES[strategy](N, M)
@@ -239,16 +241,16 @@ def label(index):
 def _check_takase_kiyono(strategy, n_layers, n_unique):
     """(N, M) for ``assign``, where the paper's rule gives M distinct sets for N positions."""
     if not isinstance(strategy, str) or strategy not in TAKASE_KIYONO:
-        raise ValueError(
+        raise InvalidValue(
             f"unknown Takase & Kiyono strategy {strategy!r}; known: {', '.join(TAKASE_KIYONO)}")
     N, M = _check_n_layers(n_layers), check_int(n_unique, "n_unique")
     if not 1 <= M <= N:
-        raise ValueError(f"{strategy} needs 1 <= n_unique <= n_layers, got n_unique={M}, "
-                         f"n_layers={N}: M distinct layers serve N positions (Takase & Kiyono, Sec. 2)")
+        raise InvalidValue(f"{strategy} needs 1 <= n_unique <= n_layers, got n_unique={M}, "
+                           f"n_layers={N}: M distinct layers serve N positions (Takase & Kiyono, Sec. 2)")
     if strategy == "sequence" and N % M:
-        raise ValueError(f"sequence needs n_unique to divide n_layers, got n_unique={M}, n_layers={N}: "
-                         f"blocks of floor(N/M) = {N // M} positions would make "
-                         f"{-(-N // (N // M))} sets, not {M} (Takase & Kiyono, Sec. 2)")
+        raise InvalidValue(f"sequence needs n_unique to divide n_layers, got n_unique={M}, n_layers={N}: "
+                           f"blocks of floor(N/M) = {N // M} positions would make "
+                           f"{-(-N // (N // M))} sets, not {M} (Takase & Kiyono, Sec. 2)")
     return N, M
 
 
@@ -256,20 +258,20 @@ def _check_n_layers(n_layers):
     """N as an int in [1, MAX_LAYERS], checked before a plan of that length is built."""
     N = check_int(n_layers, "n_layers")
     if N < 1:
-        raise ValueError(f"n_layers must be at least 1, got {N}")
+        raise InvalidValue(f"n_layers must be at least 1, got {N}")
     if N > MAX_LAYERS:
-        raise ValueError(f"n_layers must be at most {MAX_LAYERS:,} (sharing.MAX_LAYERS), got {N:,}")
+        raise InvalidValue(f"n_layers must be at most {MAX_LAYERS:,} (sharing.MAX_LAYERS), got {N:,}")
     return N
 
 
 def _check_named(sharing, n_layers, n_unique):
     """N for a named strategy, which needs n_layers (and Takase & Kiyono's n_unique)."""
     if sharing not in STRATEGIES:
-        raise ValueError(f"unknown sharing strategy {sharing!r}; known: {', '.join(STRATEGIES)}")
+        raise InvalidValue(f"unknown sharing strategy {sharing!r}; known: {', '.join(STRATEGIES)}")
     if n_layers is None:
-        raise ValueError(f"{sharing} needs n_layers")
+        raise InvalidValue(f"{sharing} needs n_layers")
     if sharing in TAKASE_KIYONO and n_unique is None:
-        raise ValueError(f"{sharing} needs n_unique, the number M of distinct layers")
+        raise InvalidValue(f"{sharing} needs n_unique, the number M of distinct layers")
     return _check_n_layers(n_layers)
 
 
@@ -278,81 +280,81 @@ def _explicit(sharing):
     if isinstance(sharing, dict):
         unknown = sorted(set(map(str, sharing)) - set(COMPONENTS))
         if unknown:
-            raise ValueError(f"unknown component(s) {unknown}; known: {', '.join(COMPONENTS)}")
+            raise InvalidValue(f"unknown component(s) {unknown}; known: {', '.join(COMPONENTS)}")
         missing = [c for c in ("attention", "ffn") if c not in sharing]
         if missing:
-            raise ValueError(f"explicit schedule is missing {', '.join(missing)}; only "
-                             "cross_attention may be left out (it then follows attention)")
+            raise InvalidValue(f"explicit schedule is missing {', '.join(missing)}; only "
+                               "cross_attention may be left out (it then follows attention)")
         return {c: sharing.get(c, sharing["attention"]) for c in COMPONENTS}
     if hasattr(sharing, "__iter__"):
         return dict.fromkeys(COMPONENTS, tuple(sharing))
-    raise TypeError(f"sharing must be a strategy name, a list or a dict of lists, got {sharing!r}; "
-                    f"strategies: {', '.join(STRATEGIES)}")
+    raise InvalidType(f"sharing must be a strategy name, a list or a dict of lists, got {sharing!r}; "
+                      f"strategies: {', '.join(STRATEGIES)}")
 
 
 def _check_agrees(plan, n_layers, n_unique):
     """A given n_layers and n_unique describe ``plan``."""
     if n_layers is not None and check_int(n_layers, "n_layers") != plan.n_layers:
-        raise ValueError(f"explicit schedule has {plan.n_layers} positions but n_layers={n_layers}")
+        raise InvalidValue(f"explicit schedule has {plan.n_layers} positions but n_layers={n_layers}")
     if n_unique is None:
         return
     M, counts = check_int(n_unique, "n_unique"), {c: plan.n_sets(c) for c in COMPONENTS}
     if set(counts.values()) == {M}:
         return
     if plan.name == "custom":
-        raise ValueError(f"n_unique={M} disagrees with the schedule's sets per component {counts}")
+        raise InvalidValue(f"n_unique={M} disagrees with the schedule's sets per component {counts}")
     if len(set(counts.values())) > 1:
-        raise ValueError(f"{plan.name} uses 1 set for one component and n_layers={plan.n_layers} "
-                         f"for the other, so no single n_unique describes it; pass n_unique=None "
-                         f"(got {M})")
-    raise ValueError(f"{plan.name} has n_unique={counts['ffn']} for n_layers={plan.n_layers}, "
-                     f"got n_unique={M}")
+        raise InvalidValue(f"{plan.name} uses 1 set for one component and n_layers={plan.n_layers} "
+                           f"for the other, so no single n_unique describes it; pass n_unique=None "
+                           f"(got {M})")
+    raise InvalidValue(f"{plan.name} has n_unique={counts['ffn']} for n_layers={plan.n_layers}, "
+                       f"got n_unique={M}")
 
 
 def _checked_schedules(schedules, name):
     """Plan's one check of its value: a schedule per component, all of one length, each using
     exactly the sets 0..max (a gap would create a parameter set that no position uses)."""
     if not isinstance(name, str):
-        raise TypeError(f"name must be a str, got {name!r}")
+        raise InvalidType(f"name must be a str, got {name!r}")
     if set(schedules) != set(COMPONENTS):
-        raise ValueError(f"a plan needs one schedule for each of {', '.join(COMPONENTS)}; "
-                         f"got {', '.join(map(str, schedules)) or 'none'}")
+        raise InvalidValue(f"a plan needs one schedule for each of {', '.join(COMPONENTS)}; "
+                           f"got {', '.join(map(str, schedules)) or 'none'}")
     checked = {c: _checked_schedule(schedules[c], f"schedule[{c!r}]") for c in COMPONENTS}
     lengths = {c: len(s) for c, s in checked.items()}
     if len(set(lengths.values())) != 1:
-        raise ValueError(f"every component needs one entry per layer position; lengths {lengths}")
+        raise InvalidValue(f"every component needs one entry per layer position; lengths {lengths}")
     return checked
 
 
 def _checked_schedule(schedule, name):
     if isinstance(schedule, (str, bytes)) or not hasattr(schedule, "__iter__"):
-        raise TypeError(f"{name} must be a list of set indices, got {schedule!r}")
+        raise InvalidType(f"{name} must be a list of set indices, got {schedule!r}")
     schedule = tuple(schedule)
     if not schedule:
-        raise ValueError(f"{name} is empty: a plan needs at least one layer position")
+        raise InvalidValue(f"{name} is empty: a plan needs at least one layer position")
     if len(schedule) > MAX_LAYERS:
-        raise ValueError(f"{name} has {len(schedule):,} positions; n_layers must be at most "
-                         f"{MAX_LAYERS:,} (sharing.MAX_LAYERS)")
+        raise InvalidValue(f"{name} has {len(schedule):,} positions; n_layers must be at most "
+                           f"{MAX_LAYERS:,} (sharing.MAX_LAYERS)")
     for position, index in enumerate(schedule):
         if not is_int(index):
-            raise TypeError(f"{name}[{position}] must be an int set index, got {index!r}")
+            raise InvalidType(f"{name}[{position}] must be an int set index, got {index!r}")
         if index < 0:
-            raise ValueError(f"{name}[{position}] is {index}; set indices start at 0")
+            raise InvalidValue(f"{name}[{position}] is {index}; set indices start at 0")
         if index >= len(schedule):    # (and the check of unused sets below stays small)
-            raise ValueError(f"{name}[{position}] is {index}, but {len(schedule)} positions can use "
-                             f"at most the sets 0..{len(schedule) - 1}")
+            raise InvalidValue(f"{name}[{position}] is {index}, but {len(schedule)} positions can use "
+                               f"at most the sets 0..{len(schedule) - 1}")
     schedule = tuple(int(index) for index in schedule)
     unused = sorted(set(range(max(schedule) + 1)) - set(schedule))
     if unused:
-        raise ValueError(f"{name} {list(schedule)} never uses set(s) {unused}: the sets used must "
-                         f"be exactly 0..{max(schedule)}, or a parameter set would be created that "
-                         "no position uses")
+        raise InvalidValue(f"{name} {list(schedule)} never uses set(s) {unused}: the sets used must "
+                           f"be exactly 0..{max(schedule)}, or a parameter set would be created that "
+                           "no position uses")
     return schedule
 
 
 def _check_component(component):
     if component not in COMPONENTS:
-        raise ValueError(f"unknown component {component!r}; known: {', '.join(COMPONENTS)}")
+        raise InvalidValue(f"unknown component {component!r}; known: {', '.join(COMPONENTS)}")
     return component
 
 

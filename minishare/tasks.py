@@ -23,6 +23,7 @@ import numpy   # host-side data handling: batches are NumPy arrays until the mod
 
 from minishare import backend
 from minishare.data import pretraining, seq2seq
+from minishare.errors import InvalidValue
 from minishare.tensor import no_grad
 
 IGNORE_INDEX = pretraining.IGNORE_INDEX
@@ -59,11 +60,11 @@ class PretrainingTask:
                                                  task=objective, max_ngram=max_ngram)
         self.objective = objective
         if len(eval_documents) < 2:     # (else the NSP evaluation below would be the one to complain)
-            raise ValueError(f"the held-out split has {len(eval_documents)} document(s); evaluation needs "
-                             "at least 2 (it reports sentence-order and next-sentence accuracy, ALBERT's "
-                             "Table 5, and a next-sentence example takes its second segment from another "
-                             "document): pre-training holds out 10% of the documents, so use a corpus of "
-                             "at least 20 documents (separated by blank lines)")
+            raise InvalidValue(f"the held-out split has {len(eval_documents)} document(s); evaluation needs "
+                               "at least 2 (it reports sentence-order and next-sentence accuracy, ALBERT's "
+                               "Table 5, and a next-sentence example takes its second segment from another "
+                               "document): pre-training holds out 10% of the documents, so use a corpus of "
+                               "at least 20 documents (separated by blank lines)")
         self.eval_sets = {}
         for name in ("sop", "nsp"):
             data = pretraining.PretrainingData(eval_documents, tokenizer, max_seq_length, task=name,
@@ -96,7 +97,8 @@ class PretrainingTask:
                                                  self.tokenizer.pad_id, self.max_seq_length)
                              for i in range(0, len(examples) - self.batch_size + 1, self.batch_size)]
             if not self._batches:
-                raise ValueError(f"the training corpus has fewer than batch_size={self.batch_size} examples")
+                raise InvalidValue(f"the training corpus has fewer than batch_size={self.batch_size} "
+                                   "examples")
             self._epoch_index = epoch
         return self._batches
 
@@ -173,9 +175,9 @@ class Seq2SeqTask:
 
     def loss_terms(self, model, batch):
         if model.config.act:
-            raise ValueError("data-parallel training cannot weight an ACT model's loss: its ponder cost "
-                             "averages over source and target tokens inside the model, apart from the "
-                             "cross-entropy's targets; train it in one process")
+            raise InvalidValue("data-parallel training cannot weight an ACT model's loss: its ponder cost "
+                               "averages over source and target tokens inside the model, apart from the "
+                               "cross-entropy's targets; train it in one process")
         return {"loss": self._forward(model, batch).loss}
 
     def loss_counts(self, batch):
@@ -215,7 +217,7 @@ class LanguageModelingTask:
         eval_ids = self._stream(eval_documents, tokenizer)
         n = min(len(eval_ids) // seq_len, batch_size * n_eval_batches)
         if n == 0 or len(self.train_ids) <= seq_len:
-            raise ValueError(f"corpus too small for windows of seq_len={seq_len}")
+            raise InvalidValue(f"corpus too small for windows of seq_len={seq_len}")
         self.eval_windows = eval_ids[: n * seq_len].reshape(n, seq_len)
 
     @staticmethod

@@ -8,6 +8,7 @@ variables (``OPENBLAS_NUM_THREADS``) are read only once, when NumPy loads; threa
 optional dependency, ``pip install threadpoolctl``) changes the loaded library at any time.
 """
 from minishare.checks import is_int
+from minishare.errors import InvalidValue, MissingPackage
 
 _controller = None
 
@@ -18,7 +19,8 @@ def _threadpools():
         try:
             from threadpoolctl import ThreadpoolController
         except ImportError:
-            raise ImportError("setting BLAS threads needs threadpoolctl: pip install threadpoolctl") from None
+            raise MissingPackage("setting BLAS threads needs threadpoolctl: "
+                                 "pip install threadpoolctl") from None
         _controller = ThreadpoolController()
     return _controller
 
@@ -27,7 +29,7 @@ def set_num_threads(n):
     """Use ``n`` threads in the BLAS (and OpenMP) libraries loaded in this process, from now on
     (``torch.set_num_threads``). Worker processes started later set their own."""
     if not is_int(n) or n < 1:
-        raise ValueError(f"set_num_threads: n must be a positive int, got {n!r}")
+        raise InvalidValue(f"set_num_threads: n must be a positive int, got {n!r}")
     _threadpools().limit(limits=n)
 
 

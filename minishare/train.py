@@ -38,35 +38,49 @@ import numpy   # only for numpy.errstate: the step's math runs on minishare.back
 
 from minishare import backend, optim, safeio
 from minishare import random as ms_random
+from minishare.errors import InvalidValue
 from minishare.files import atomic_write
 from minishare.nn.utils import clip_grad_norm_
 from minishare.progress import bar as progress_bar
 from minishare.tensor import Tensor
 
 
+OPTIMIZERS = {"adamw": optim.AdamW, "lamb": optim.LAMB}        # LAMB: ALBERT's
+SCHEDULES = {"linear": optim.linear_warmup_decay, "cosine": optim.cosine_warmup_decay}   # after warm-up
+
+
 @dataclasses.dataclass
 class TrainConfig:
+    """The training loop's settings, and the one place their defaults are set: ``run_training``
+    and ``python -m minishare train`` take theirs from here (``TrainConfig.lr``, ...)."""
     steps: int = 300
     lr: float = 1e-3
-    optimizer: str = "adamw"            # "adamw" or "lamb" (ALBERT's)
+    optimizer: str = "adamw"            # a name of OPTIMIZERS
     weight_decay: float = 0.01
-    warmup_steps: int = 30
-    schedule: str = "linear"            # decay after warm-up: "linear" or "cosine"
+    warmup_steps: object = None         # None: default_warmup(steps), 30 of the default 300 steps
+    schedule: str = "linear"            # a name of SCHEDULES: the decay after warm-up
     max_grad_norm: float = 1.0
     grad_accum_steps: int = 1
     eval_every: int = 50
     progress: bool = True
 
+    @staticmethod
+    def default_warmup(steps):
+        """The warm-up when none is given: a tenth of the steps, at least one."""
+        return max(1, steps // 10)
+
     def __post_init__(self):
-        if self.optimizer not in ("adamw", "lamb"):
-            raise ValueError(f"optimizer must be 'adamw' or 'lamb', got {self.optimizer!r}")
-        if self.schedule not in ("linear", "cosine"):
-            raise ValueError(f"schedule must be 'linear' or 'cosine', got {self.schedule!r}")
+        for name, known in (("optimizer", OPTIMIZERS), ("schedule", SCHEDULES)):
+            value = getattr(self, name)
+            if not isinstance(value, str) or value not in known:
+                raise InvalidValue(f"{name} must be one of {', '.join(map(repr, known))}, got {value!r}")
         for name in ("steps", "grad_accum_steps", "eval_every"):
             if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+                raise InvalidValue(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.warmup_steps is None:
+            self.warmup_steps = self.default_warmup(self.steps)
         if not 0 <= self.warmup_steps <= self.steps:
-            raise ValueError(f"warmup_steps must lie in [0, steps={self.steps}], got {self.warmup_steps}")
+            raise InvalidValue(f"warmup_steps must lie in [0, steps={self.steps}], got {self.warmup_steps}")
 
 
 def parameter_groups(model, weight_decay):
@@ -81,10 +95,8 @@ class Trainer:
         self.model, self.task, self.config = model, task, config or TrainConfig()
         self.data_parallel = data_parallel      # a minishare.distributed.DataParallel, or None
         c = self.config
-        Optimizer = optim.AdamW if c.optimizer == "adamw" else optim.LAMB
-        self.optimizer = Optimizer(parameter_groups(model, c.weight_decay), lr=c.lr)
-        make_schedule = optim.linear_warmup_decay if c.schedule == "linear" else optim.cosine_warmup_decay
-        self.scheduler = make_schedule(self.optimizer, c.warmup_steps, c.steps)
+        self.optimizer = OPTIMIZERS[c.optimizer](parameter_groups(model, c.weight_decay), lr=c.lr)
+        self.scheduler = SCHEDULES[c.schedule](self.optimizer, c.warmup_steps, c.steps)
         self.step = 0
         self.history = []
         self.elapsed = 0.0              # training wall-clock seconds, evaluation excluded
@@ -179,9 +191,9 @@ class Trainer:
     def load_state_dict(self, state):
         step = safeio.integer(state["step"], "the training state's step", low=0)
         if not isinstance(state["history"], list) or len(state["history"]) != step:
-            raise ValueError(f"the training state is at step {step} but its history has "
-                             f"{len(state['history']) if isinstance(state['history'], list) else 'no'} "
-                             "rows, one per step (edited or mismatched state)")
+            raise InvalidValue(f"the training state is at step {step} but its history has "
+                               f"{len(state['history']) if isinstance(state['history'], list) else 'no'} "
+                               "rows, one per step (edited or mismatched state)")
         self.step, self.elapsed = step, float(state["elapsed"])
         self.history = [dict(row) for row in state["history"]]
         self.optimizer.load_state_dict(state["optimizer"])

@@ -143,6 +143,14 @@ def test_output_folder_that_cannot_be_made(tmp_path, capsys):
     assert_one_line_error(status, err, str(blocker))
 
 
+def test_drawing_to_a_file_type_matplotlib_cannot_write(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "plan.docx"
+    status, _, err = run(capsys, "plan", "cycle", "-N", 4, "-M", 2, "--draw", target)
+    assert_one_line_error(status, err, str(target), ".png")
+    assert not target.exists()
+
+
 def test_drawing_into_a_missing_folder(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     target = tmp_path / "missing" / "plan.png"
@@ -157,6 +165,22 @@ def test_malformed_command_lines_exit_2_without_traceback(argv, capsys):
     assert status == 2
     assert "Traceback" not in err
     assert "error:" in err.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("bug", [TypeError("unsupported operand type(s) for +: 'int' and 'NoneType'"),
+                                 ValueError("operands could not be broadcast together")])
+def test_a_bug_keeps_its_traceback(bug, capsys, monkeypatch):
+    """A plain TypeError or ValueError from inside what a command calls is a bug, not a mistake of
+    the user's: it leaves ``main`` (and so ends the process with its traceback) instead of
+    becoming one line and status 2."""
+    from minishare import sharing
+
+    def broken(*args, **kwargs):
+        raise bug
+    monkeypatch.setattr(sharing.Plan, "build", broken)
+    with pytest.raises(type(bug), match=str(bug)[:20]):
+        cli.main(["plan", "cycle", "-N", "4", "-M", "2"])
+    assert "error" not in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("command", [[], ["train"], ["count"], ["plan"], ["reproduce"]])
@@ -211,6 +235,26 @@ def test_train_writes_its_files_and_resume_continues(tmp_path, capsys, text_corp
     assert state["step"] == 5
     assert json.loads(stdout[: stdout.rindex("}") + 1])["step"] == 5
     assert sorted(os.listdir(out)) == ["checkpoint.npz", "config.json", "history.csv", "tokenizer.json"]
+
+
+def test_train_uses_and_shows_the_defaults(tmp_path, capsys):
+    """Flags not given take run_training's defaults, whose training-loop part is TrainConfig's: the
+    values below, a warm-up of a tenth of the steps; --help shows the same values."""
+    out = tmp_path / "run"
+    status, _, err = run(capsys, "train", "--task", "copy", "-H", 16, "-N", 1, "--steps", 20, "--out", out,
+                         "--no-progress")
+    assert status == 0, err
+    with open(out / "config.json") as f:
+        arguments = json.load(f)["arguments"]
+    assert {name: arguments[name] for name in ("lr", "optimizer", "warmup_steps", "batch_size", "eval_every",
+                                               "save_every", "seed")} == \
+        dict(lr=1e-3, optimizer="adamw", warmup_steps=2, batch_size=32, eval_every=100, save_every=50, seed=0)
+    status, help_text, _ = run(capsys, "train", "--help")
+    help_text = " ".join(help_text.split())                 # argparse wraps lines
+    for default in ("(default 0.001)", "default 300;", "default 32", "default 100;", "(default 50)",
+                    "default 64", "(default 1000)", "default albert-tiny", "default adamw",
+                    "default runs/train"):
+        assert default in help_text, default
 
 
 @pytest.mark.parametrize("task", ["copy", "lm"])

@@ -98,7 +98,7 @@ def test_corpus_folder_with_a_fifo_or_a_device_is_refused_naming_it(kind, tmp_pa
     else:
         os.symlink("/dev/zero", bad)
     out = bounded("from minishare import data\n" + outcome_of(f"data.load_text({str(folder)!r})"), timeout=30)
-    assert out.startswith("ValueError:") and "b.txt" in out, out
+    assert out.startswith("InvalidValue:") and "b.txt" in out, out
     assert ("FIFO" if kind == "fifo" else "device") in out, out
 
 
@@ -106,7 +106,7 @@ def test_tokenizer_file_that_is_a_fifo_is_refused(tmp_path):
     os.mkfifo(tmp_path / "tokenizer.json")
     out = bounded("from minishare import data\n"
                   + outcome_of(f"data.Tokenizer.load({str(tmp_path / 'tokenizer.json')!r})"), timeout=30)
-    assert out.startswith("ValueError:") and "tokenizer.json" in out and "FIFO" in out, out
+    assert out.startswith("InvalidValue:") and "tokenizer.json" in out and "FIFO" in out, out
 
 
 # --- sizes read from files are bounded before anything is allocated ---------------------------------
@@ -138,7 +138,7 @@ def test_sharing_plan_states_its_ceiling():
     from minishare import sharing
     out = bounded("from minishare import sharing\n"
                   + outcome_of("sharing.Plan.build('cycle', 10 ** 9, 2)"))
-    assert out.startswith("ValueError:") and f"at most {sharing.MAX_LAYERS:,}" in out, out
+    assert out.startswith("InvalidValue:") and f"at most {sharing.MAX_LAYERS:,}" in out, out
 
 
 def _npz_with_header(path, name, shape, payload_bytes):
@@ -172,7 +172,7 @@ def test_ids_file_with_one_very_long_line_is_refused_before_allocating(tmp_path)
     path.write_text("1 2 3\n" * 2000 + " ".join(["7"] * 10 ** 6) + "\n")
     out = bounded("from minishare.analysis import layerwise\n"
                   + outcome_of(f"layerwise.load_input_ids({str(path)!r}, 50, 20)"))
-    assert out.startswith("ValueError:") and "ids.txt" in out and "max_position_embeddings" in out, out
+    assert out.startswith("InvalidValue:") and "ids.txt" in out and "max_position_embeddings" in out, out
 
 
 def test_ids_file_with_a_30_digit_id_names_the_line(tmp_path):

@@ -513,9 +513,9 @@ def test_tied_gradient_is_the_sum_of_both_uses(cls):
 
 # ========================================================================= config errors
 @pytest.mark.parametrize("overrides, match", [
-    (dict(sharing="cycle", num_hidden_layers=3, num_unique_layers=4), r"num_unique_layers.*1 <= M <= N"),
+    (dict(sharing="cycle", num_hidden_layers=3, num_unique_layers=4), r"num_unique_layers.*1 <= n_unique"),
     (dict(sharing="cycle", num_hidden_layers=3, num_unique_layers=0), r"num_unique_layers"),
-    (dict(num_attention_heads=3), r"num_attention_heads=3 does not divide hidden_size=8"),
+    (dict(num_attention_heads=3), r"num_attention_heads=3 must divide hidden_size=8"),
     (dict(sharing="zigzag"), r"sharing strategy 'zigzag'"),
     (dict(hidden_act="swish"), r"hidden_act must be one of .*'swish'"),
     (dict(norm_position="middle"), r"norm_position must be 'post' or 'pre', got 'middle'"),
@@ -530,7 +530,7 @@ def test_albert_config_errors_name_the_field(overrides, match):
 
 @pytest.mark.parametrize("overrides, match", [
     (dict(sharing="cycle-rev", num_unique_layers=5), r"num_unique_layers"),
-    (dict(num_attention_heads=5), r"num_attention_heads=5 does not divide hidden_size=8"),
+    (dict(num_attention_heads=5), r"num_attention_heads=5 must divide hidden_size=8"),
     (dict(sharing="spiral"), r"sharing strategy 'spiral'"),
     (dict(hidden_act="mish"), r"hidden_act"),
     (dict(norm_position=None), r"norm_position"),

@@ -425,6 +425,12 @@ def test_bad_train_config_is_refused_by_name(fields, name):
         TrainConfig(**fields)
 
 
+def test_default_warmup_is_a_tenth_of_the_steps():
+    assert TrainConfig().warmup_steps == 30 and TrainConfig(steps=1000).warmup_steps == 100
+    assert TrainConfig(steps=5).warmup_steps == 1                   # at least one
+    assert TrainConfig(steps=5, warmup_steps=0).warmup_steps == 0   # given: kept
+
+
 def test_lamb_and_cosine_train(small_corpus):
     task = pretraining_task(small_corpus)
     model = albert_model(small_corpus[2].vocab_size)

@@ -17,6 +17,7 @@ import functools
 import os
 import textwrap
 
+from minishare.errors import MissingPackage
 from minishare.files import atomic_write
 
 WIDTH = 8.0            # inches: the text column
@@ -34,7 +35,10 @@ def book_figure(draw):
     """Decorator: ``draw`` makes its figure's text in the book's ``STYLE``."""
     @functools.wraps(draw)
     def drawn(*args, **kwargs):
-        import matplotlib
+        try:
+            import matplotlib
+        except ImportError as error:
+            raise MissingPackage("minishare's figures need matplotlib: pip install matplotlib") from error
         with matplotlib.rc_context(STYLE):
             return draw(*args, **kwargs)
     return drawn
@@ -46,7 +50,7 @@ def new_figure(nrows=1, ncols=1, height=4.4):
     try:
         from matplotlib.figure import Figure
     except ImportError as error:
-        raise ImportError("minishare's figures need matplotlib: pip install matplotlib") from error
+        raise MissingPackage("minishare's figures need matplotlib: pip install matplotlib") from error
     fig = Figure(figsize=(WIDTH, height * nrows), layout="constrained")
     return fig, fig.subplots(nrows, ncols, squeeze=False)
 

@@ -25,6 +25,7 @@ A layer that changes nothing reads exactly 0°.
 import math
 
 from minishare import backend, safeio
+from minishare.errors import InvalidValue
 from minishare.tensor import no_grad
 
 
@@ -92,7 +93,7 @@ def layer_transitions(model, batches):
             sums_angle[l] += float((angle * keep).sum())
         n_tokens += int(keep.sum())
     if not n_tokens:
-        raise ValueError("layer_transitions needs at least one non-padding token in the batches")
+        raise InvalidValue("layer_transitions needs at least one non-padding token in the batches")
     return {"l2": [s / n_tokens for s in sums_l2],
             "cosine_degrees": [s / n_tokens for s in sums_angle]}
 
@@ -113,7 +114,7 @@ def state_norms(model, batches):
             sums[l] += float((norm * keep).sum())
         n_tokens += int(keep.sum())
     if not n_tokens:
-        raise ValueError("state_norms needs at least one non-padding token in the batches")
+        raise InvalidValue("state_norms needs at least one non-padding token in the batches")
     return [s / n_tokens for s in sums]
 
 
@@ -159,8 +160,8 @@ def tokenized_text(tokenizer_path, vocab_size, batch_size, T):
     ids = numpy.array([e.ids for e in encodings], dtype=numpy.int64)               # (B, T)
     mask = numpy.array([e.attention_mask for e in encodings], dtype=numpy.int64)   # (B, T)
     if ids.size and ids.max() >= vocab_size:
-        raise ValueError(f"{tokenizer_path} gives token id {int(ids.max())}, but the model's vocabulary "
-                         f"has V = {vocab_size}: the tokenizer is not this model's")
+        raise InvalidValue(f"{tokenizer_path} gives token id {int(ids.max())}, but the model's vocabulary "
+                           f"has V = {vocab_size}: the tokenizer is not this model's")
     return ids, mask
 
 
@@ -179,13 +180,13 @@ def load_input_ids(path, vocab_size, max_positions):
                 shape, _, dtype = (numpy.lib.format.read_array_header_1_0 if version == (1, 0)
                                    else numpy.lib.format.read_array_header_2_0)(f)
             except ValueError as error:
-                raise ValueError(f"{path}: not an .npy array file, as its name says ({error})") from None
+                raise InvalidValue(f"{path}: not an .npy array file, as its name says ({error})") from None
         if len(shape) not in (1, 2) or dtype.kind not in "iu":
-            raise ValueError(f"{path}: expected integer ids of shape (B, T) or (T,), got {dtype} {shape}")
+            raise InvalidValue(f"{path}: expected integer ids of shape (B, T) or (T,), got {dtype} {shape}")
         _check_length(path, shape[-1], max_positions)
         if math.prod(shape) * dtype.itemsize > size:
-            raise ValueError(f"{path}: its header declares {dtype} {shape}, more than the file's "
-                             f"{size:,} bytes hold (truncated file)")
+            raise InvalidValue(f"{path}: its header declares {dtype} {shape}, more than the file's "
+                               f"{size:,} bytes hold (truncated file)")
         ids = numpy.load(path, allow_pickle=False)
         ids = ids[None] if ids.ndim == 1 else ids
         mask = numpy.ones(ids.shape, dtype=numpy.int64)
@@ -198,34 +199,34 @@ def load_input_ids(path, vocab_size, max_positions):
                     _check_length(f"{path}, line {number}", len(words), max_positions)
                     rows.append(_ids_of(words, f"{path}, line {number}", vocab_size))
         if not rows:
-            raise ValueError(f"{path}: no token ids")
+            raise InvalidValue(f"{path}: no token ids")
         T = max(map(len, rows))
         ids = numpy.zeros((len(rows), T), dtype=numpy.int64)
         mask = numpy.zeros((len(rows), T), dtype=numpy.int64)
         for i, row in enumerate(rows):
             ids[i, :len(row)], mask[i, :len(row)] = row, 1
     if ids.size == 0 or ids.min() < 0 or ids.max() >= vocab_size:
-        raise ValueError(f"{path}: ids must lie in 0..{vocab_size - 1} (the model's vocabulary), got "
-                         f"{ids.min() if ids.size else 'none'}..{ids.max() if ids.size else ''}")
+        raise InvalidValue(f"{path}: ids must lie in 0..{vocab_size - 1} (the model's vocabulary), got "
+                           f"{ids.min() if ids.size else 'none'}..{ids.max() if ids.size else ''}")
     return ids.astype(numpy.int64), mask
 
 
 def _check_length(where, length, max_positions):
     if length > max_positions:
-        raise ValueError(f"{where}: sequences of {length:,} tokens, more than the model's "
-                         f"max_position_embeddings = {max_positions}")
+        raise InvalidValue(f"{where}: sequences of {length:,} tokens, more than the model's "
+                           f"max_position_embeddings = {max_positions}")
 
 
 def _ids_of(words, where, vocab_size):
     """The ids of one text line, each checked as a Python int (no C long to overflow)."""
     if not all(word.isascii() and word.isdigit() for word in words):
         bad = next(word for word in words if not (word.isascii() and word.isdigit()))
-        raise ValueError(f"{where}: {bad[:20]!r} is not a token id (a non-negative integer)")
+        raise InvalidValue(f"{where}: {bad[:20]!r} is not a token id (a non-negative integer)")
     ids = [int(word) if len(word) <= 20 else vocab_size for word in words]   # (longer: out of range)
     if max(ids) >= vocab_size:
         bad = next(word for word, i in zip(words, ids) if i >= vocab_size)
-        raise ValueError(f"{where}: ids must lie in 0..{vocab_size - 1} (the model's vocabulary), got "
-                         f"{bad if len(bad) <= 20 else bad[:20] + '...'}")
+        raise InvalidValue(f"{where}: ids must lie in 0..{vocab_size - 1} (the model's vocabulary), got "
+                           f"{bad if len(bad) <= 20 else bad[:20] + '...'}")
     return ids
 
 

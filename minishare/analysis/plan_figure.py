@@ -2,6 +2,7 @@
 columns are parameter sets; a filled cell marks the set a position uses (``Plan.draw``). Several
 plans side by side: ``plot_plans``."""
 from minishare.analysis.figure_style import book_figure, new_figure, wrapped
+from minishare.errors import MissingPackage
 
 
 def draw_plan(plan, ax=None, component=None):
@@ -12,7 +13,7 @@ def draw_plan(plan, ax=None, component=None):
         import matplotlib.pyplot as plt
         from matplotlib.patches import Rectangle
     except ImportError as error:
-        raise ImportError("Plan.draw needs matplotlib: pip install matplotlib") from error
+        raise MissingPackage("Plan.draw needs matplotlib: pip install matplotlib") from error
     from minishare.sharing import label
     shown = [component] if component is not None else plan.shown_components()
     columns = []      # (tick label, schedule, set index), left to right

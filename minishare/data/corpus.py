@@ -27,6 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from minishare import safeio
+from minishare.checks import is_int
+from minishare.errors import InvalidValue
 
 # A sentence ends at ., ! or ? followed by space and a capital, digit, quote or bracket; "e.g." and
 # "i.e." are the abbreviations the documentation uses mid-sentence.
@@ -176,7 +178,7 @@ def load_text(path):
     if path.is_dir():
         files = sorted(path.glob("*.txt"))
         if not files:
-            raise ValueError(f"{path}: folder contains no .txt file")
+            raise InvalidValue(f"{path}: folder contains no .txt file")
     elif os.path.lexists(path):
         files = [path]
     else:
@@ -187,7 +189,7 @@ def load_text(path):
     for file in files:
         found = [split_sentences(" ".join(block)) for block in _paragraphs(_lines(file))]
         if not found:
-            raise ValueError(f"{file}: contains no text")
+            raise InvalidValue(f"{file}: contains no text")
         documents += found
     return documents
 
@@ -200,8 +202,8 @@ def _lines(file):
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as error:
-                raise ValueError(f"{file}: not UTF-8 text ({error.reason} at byte {offset + error.start})"
-                                 ) from None
+                raise InvalidValue(f"{file}: not UTF-8 text ({error.reason} at byte {offset + error.start})"
+                                   ) from None
             if offset == 0:
                 line = line.removeprefix("\ufeff")
             offset += len(raw)
@@ -256,15 +258,15 @@ class _World:
 
     def __init__(self, nouns=10, depth=2, events=(4, 8), topics=0, facts=False):
         most = len(_SYLLABLES) * (len(_SYLLABLES) - 1) + 10
-        if not (isinstance(nouns, int) and 10 <= nouns <= most):
-            raise ValueError(f"nouns must be an int in [10, {most}], got {nouns!r}")
-        if not (isinstance(depth, int) and depth >= 0):
-            raise ValueError(f"depth must be an int >= 0, got {depth!r}")
-        if not (isinstance(topics, int) and 0 <= topics <= len(_PLACES)):
-            raise ValueError(f"topics must be an int in [0, {len(_PLACES)}], got {topics!r}")
+        if not (is_int(nouns) and 10 <= nouns <= most):
+            raise InvalidValue(f"nouns must be an int in [10, {most}], got {nouns!r}")
+        if not (is_int(depth) and depth >= 0):
+            raise InvalidValue(f"depth must be an int >= 0, got {depth!r}")
+        if not (is_int(topics) and 0 <= topics <= len(_PLACES)):
+            raise InvalidValue(f"topics must be an int in [0, {len(_PLACES)}], got {topics!r}")
         low, high = events
         if not 1 <= low <= high <= len(EVENTS):
-            raise ValueError(f"events must be (fewest, most) with 1 <= fewest <= most <= {len(EVENTS)}, "
+            raise InvalidValue(f"events must be (fewest, most) with 1 <= fewest <= most <= {len(EVENTS)}, "
                              f"got {events!r}")
         made = [a + b for a in _SYLLABLES for b in _SYLLABLES if a != b][:nouns - 10]
         self.nouns = _NOUNS + tuple(made)
@@ -343,7 +345,7 @@ def grammar_corpus(n_documents, seed=0, **knobs):
     classic probe of what masked-word prediction learns.
     """
     if n_documents < 1:
-        raise ValueError(f"n_documents must be at least 1, got {n_documents}")
+        raise InvalidValue(f"n_documents must be at least 1, got {n_documents}")
     world = _World(**knobs)
     rng = np.random.default_rng(seed)
     return [_story(rng, world) for _ in range(n_documents)]

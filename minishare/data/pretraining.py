@@ -51,6 +51,7 @@ examples and batches.
 import numpy as np
 
 from minishare.data.tokenizer import SPECIAL_TOKENS
+from minishare.errors import InvalidValue
 
 IGNORE_INDEX = -100   # label of positions the MLM loss skips (PyTorch's cross-entropy default)
 TASKS = {"sop": "sentence_order_label", "nsp": "next_sentence_label"}
@@ -66,9 +67,9 @@ def split_documents(documents, eval_fraction=0.1, seed=0):
     segment ever appears in training.
     """
     if len(documents) < 2:
-        raise ValueError(f"need at least 2 documents to split, got {len(documents)}")
+        raise InvalidValue(f"need at least 2 documents to split, got {len(documents)}")
     if not 0 < eval_fraction < 1:
-        raise ValueError(f"eval_fraction must be between 0 and 1, got {eval_fraction}")
+        raise InvalidValue(f"eval_fraction must be between 0 and 1, got {eval_fraction}")
     n_eval = min(max(1, round(eval_fraction * len(documents))), len(documents) - 1)
     held_out = set(np.random.default_rng(seed).permutation(len(documents))[:n_eval].tolist())
     train = [doc for i, doc in enumerate(documents) if i not in held_out]
@@ -97,7 +98,7 @@ def select_spans(maskable, rng, masked_lm_prob=MASKED_LM_PROB, max_ngram=3):
     maskable = np.asarray(maskable, dtype=bool)
     candidates = np.flatnonzero(maskable)
     if len(candidates) == 0:
-        raise ValueError("no maskable position: the example has no tokens besides special ones")
+        raise InvalidValue("no maskable position: the example has no tokens besides special ones")
     budget = max(1, round(masked_lm_prob * len(candidates)))
     starts = rng.permutation(candidates)
     lengths = rng.choice(np.arange(1, max_ngram + 1), size=len(starts),
@@ -231,7 +232,7 @@ def collate(examples, label_name, pad_id=0, pad_to=None):
     longest = max(len(example["input_ids"]) for example in examples)
     length = longest if pad_to is None else pad_to
     if longest > length:
-        raise ValueError(f"an example has {longest} tokens, more than pad_to={pad_to}")
+        raise InvalidValue(f"an example has {longest} tokens, more than pad_to={pad_to}")
     batch = {
         "input_ids": np.full((len(examples), length), pad_id, dtype=np.int64),       # (B, T)
         "attention_mask": np.zeros((len(examples), length), dtype=np.int64),         # (B, T)
@@ -264,12 +265,12 @@ class PretrainingData:
     def __init__(self, documents, tokenizer, max_seq_length=128, task="sop",
                  masked_lm_prob=MASKED_LM_PROB, max_ngram=3, short_seq_prob=0.1):
         if task not in TASKS:
-            raise ValueError(f"task must be one of {sorted(TASKS)}, got {task!r}")
+            raise InvalidValue(f"task must be one of {sorted(TASKS)}, got {task!r}")
         if max_seq_length < 5:
-            raise ValueError(f"max_seq_length must be at least 5 ([CLS] a [SEP] b [SEP]), "
-                             f"got {max_seq_length}")
+            raise InvalidValue(f"max_seq_length must be at least 5 ([CLS] a [SEP] b [SEP]), "
+                               f"got {max_seq_length}")
         if max_ngram < 1:
-            raise ValueError(f"max_ngram must be at least 1, got {max_ngram}")
+            raise InvalidValue(f"max_ngram must be at least 1, got {max_ngram}")
         # Every sentence keeps a space before it, the first of a document too (as SentencePiece
         # marks every word start with "▁"), so a segment decodes to " " + its text. Encoded
         # without it, a document's first token would differ from every other sentence start and
@@ -279,9 +280,9 @@ class PretrainingData:
                      for document in documents)
         self.documents = [document for document in tokenized if document]
         if not any(len(document) >= 2 for document in self.documents):
-            raise ValueError("no document has two sentences: no segment pair can be made")
+            raise InvalidValue("no document has two sentences: no segment pair can be made")
         if task == "nsp" and len(self.documents) < 2:
-            raise ValueError("NSP takes negatives from another document: need at least 2")
+            raise InvalidValue("NSP takes negatives from another document: need at least 2")
         self.tokenizer = tokenizer
         self.max_seq_length, self.task, self.label_name = max_seq_length, task, TASKS[task]
         self.masked_lm_prob, self.max_ngram = masked_lm_prob, max_ngram

@@ -20,6 +20,7 @@ import string
 import numpy as np
 
 from minishare.checks import is_int
+from minishare.errors import InvalidValue
 
 SPECIALS = ("<pad>", "<bos>", "<eos>")
 PAD_ID, BOS_ID, EOS_ID = range(len(SPECIALS))
@@ -44,7 +45,7 @@ class Task:
         try:
             return [self._ids[symbol] for symbol in symbols]
         except KeyError as error:
-            raise ValueError(f"{error.args[0]!r} is not in the {self.name} vocabulary") from None
+            raise InvalidValue(f"{error.args[0]!r} is not in the {self.name} vocabulary") from None
 
     def decode(self, ids):
         """Symbols of ``ids`` (e.g. a model's output), stopping at the first ``<eos>`` and
@@ -66,9 +67,9 @@ class CopyTask(Task):
 
     def __init__(self, min_length=1, max_length=10, n_symbols=10):
         if not 1 <= min_length <= max_length:
-            raise ValueError(f"need 1 <= min_length <= max_length, got {min_length}, {max_length}")
+            raise InvalidValue(f"need 1 <= min_length <= max_length, got {min_length}, {max_length}")
         if not 1 <= n_symbols <= 26:
-            raise ValueError(f"n_symbols must be between 1 and 26, got {n_symbols}")
+            raise InvalidValue(f"n_symbols must be between 1 and 26, got {n_symbols}")
         super().__init__(string.ascii_lowercase[:n_symbols])
         self.min_length, self.max_length, self.n_symbols = min_length, max_length, n_symbols
 
@@ -107,7 +108,7 @@ class AdditionTask(Task):
 
     def __init__(self, max_digits=3):
         if max_digits < 1:
-            raise ValueError(f"max_digits must be at least 1, got {max_digits}")
+            raise InvalidValue(f"max_digits must be at least 1, got {max_digits}")
         super().__init__(list(string.digits) + ["+"])
         self.max_digits = max_digits
 
@@ -201,9 +202,9 @@ class PointerTask(Task):
 
     def __init__(self, hops=3, n_symbols=8):
         if not is_int(n_symbols) or not 2 <= n_symbols <= 26:
-            raise ValueError(f"n_symbols must be an int between 2 and 26, got {n_symbols!r}")
+            raise InvalidValue(f"n_symbols must be an int between 2 and 26, got {n_symbols!r}")
         if not is_int(hops) or not 1 <= hops <= n_symbols // 2:
-            raise ValueError(f"hops must be an int between 1 and n_symbols // 2 = {n_symbols // 2} "
+            raise InvalidValue(f"hops must be an int between 1 and n_symbols // 2 = {n_symbols // 2} "
                              f"(on a cycle of n letters, n - k hops backwards reach f^k), got {hops!r}")
         letters = string.ascii_lowercase[:n_symbols]
         super().__init__(list(letters) + [f"{key}>{value}" for key in letters for value in letters])
@@ -222,7 +223,7 @@ class PointerTask(Task):
         best constant), "start letter" (s) and "one hop short" (f^(k-1)(s); s when hops = 1). The
         best of them is the task's no-model baseline."""
         if not pairs:
-            raise ValueError("baselines needs at least one example")
+            raise InvalidValue("baselines needs at least one example")
         targets = [target[0] for _, target in pairs]
         common = max(set(targets), key=targets.count)
         guesses = {"most frequent letter": [], "start letter": [], "one hop short": []}
@@ -249,7 +250,7 @@ TASKS = {task.name: task for task in (CopyTask, ReverseTask, SortTask, AdditionT
 def get_task(name, **options):
     """The task called ``name`` (a key of ``TASKS``), built with ``options``."""
     if name not in TASKS:
-        raise ValueError(f"unknown task {name!r}; choose one of {sorted(TASKS)}")
+        raise InvalidValue(f"unknown task {name!r}; choose one of {sorted(TASKS)}")
     return TASKS[name](**options)
 
 
@@ -271,7 +272,7 @@ def collate(pairs, pad_to=None):
         longest = max(map(len, rows))
         length = longest if pad_to is None else pad_to
         if longest > length:
-            raise ValueError(f"{key}: a sequence has {longest} ids, more than pad_to={pad_to}")
+            raise InvalidValue(f"{key}: a sequence has {longest} ids, more than pad_to={pad_to}")
         array = np.full((len(rows), length), PAD_ID, dtype=np.int64)   # (B, S) or (B, T)
         for r, row in enumerate(rows):
             array[r, :len(row)] = row

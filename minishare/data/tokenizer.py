@@ -22,12 +22,13 @@ never seen becomes ``[UNK]``, the one place where information is lost.
 """
 import heapq
 import json
-import numbers
 import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
 from minishare import safeio
+from minishare.checks import is_int
+from minishare.errors import InvalidType, InvalidValue
 from minishare.files import atomic_write
 from minishare.progress import bar as progress_bar
 
@@ -109,18 +110,18 @@ class Tokenizer:
         ``progress``: show a bar of the merges learned (needs tqdm) on stderr.
         """
         if isinstance(texts, str):
-            raise TypeError("texts must be a list of strings, got a str (its characters would be "
-                            "trained on one by one); for a single text pass [text]")
-        if isinstance(vocab_size, bool) or not isinstance(vocab_size, numbers.Integral):
-            raise TypeError(f"vocab_size must be an int, got {vocab_size!r}")
+            raise InvalidType("texts must be a list of strings, got a str (its characters would be "
+                              "trained on one by one); for a single text pass [text]")
+        if not is_int(vocab_size):
+            raise InvalidType(f"vocab_size must be an int, got {vocab_size!r}")
         counts = Counter(_pieces(texts))
         if not counts:
-            raise ValueError("no text to train on")
+            raise InvalidValue("no text to train on")
         alphabet = sorted({char for piece in counts for char in piece})
         vocab = list(SPECIAL_TOKENS) + alphabet
         if vocab_size < len(vocab):
-            raise ValueError(f"vocab_size={vocab_size} is smaller than the {len(SPECIAL_TOKENS)} "
-                             f"special tokens plus the {len(alphabet)} characters of the texts")
+            raise InvalidValue(f"vocab_size={vocab_size} is smaller than the {len(SPECIAL_TOKENS)} "
+                               f"special tokens plus the {len(alphabet)} characters of the texts")
         ids = {token: i for i, token in enumerate(vocab)}
         words = [[ids[char] for char in piece] for piece in counts]
         freqs = list(counts.values())
@@ -205,12 +206,11 @@ class Tokenizer:
         ("[MASK]") unless ``skip_special_tokens``."""
         out = []
         for i in ids:
-            integral = isinstance(i, numbers.Integral) or getattr(i, "shape", None) == () and i.dtype.kind in "iu"
-            if isinstance(i, bool) or not integral:
-                raise TypeError(f"decode: token ids must be integers, got {i!r} ({type(i).__name__})")
+            if not (is_int(i) or getattr(i, "shape", None) == () and i.dtype.kind in "iu"):   # or a 0-d array
+                raise InvalidType(f"decode: token ids must be integers, got {i!r} ({type(i).__name__})")
             i = int(i)
             if not 0 <= i < len(self.vocab):
-                raise ValueError(f"token id {i} is outside the vocabulary (size {len(self.vocab)})")
+                raise InvalidValue(f"token id {i} is outside the vocabulary (size {len(self.vocab)})")
             if not (skip_special_tokens and i < len(SPECIAL_TOKENS)):
                 out.append(self.vocab[i])
         return "".join(out)
@@ -237,31 +237,31 @@ class Tokenizer:
         try:
             return cls._from_state(state)
         except (KeyError, TypeError, ValueError) as error:
-            raise ValueError(f"{path}: not a valid {FORMAT} tokenizer file ({error})") from None
+            raise InvalidValue(f"{path}: not a valid {FORMAT} tokenizer file ({error})") from None
 
     @classmethod
     def _from_state(cls, state):
         if not isinstance(state, dict) or state.get("format") != FORMAT:
-            raise ValueError(f'"format" is not "{FORMAT}"')
+            raise InvalidValue(f'"format" is not "{FORMAT}"')
         if state.get("version") != VERSION:
-            raise ValueError(f"version {state.get('version')!r}; this minishare reads version {VERSION}")
+            raise InvalidValue(f"version {state.get('version')!r}; this minishare reads version {VERSION}")
         vocab = state["vocab"]
         if not isinstance(vocab, list) or not all(isinstance(t, str) for t in vocab):
-            raise ValueError('"vocab" must be a list of strings')
+            raise InvalidValue('"vocab" must be a list of strings')
         if tuple(vocab[:len(SPECIAL_TOKENS)]) != SPECIAL_TOKENS:
-            raise ValueError(f"the vocabulary must start with {SPECIAL_TOKENS}")
+            raise InvalidValue(f"the vocabulary must start with {SPECIAL_TOKENS}")
         if len(set(vocab)) != len(vocab):
-            raise ValueError("the vocabulary repeats a token")
+            raise InvalidValue("the vocabulary repeats a token")
         ids = {token: i for i, token in enumerate(vocab)}
         merges = []
         if not isinstance(state["merges"], list) or not all(
                 isinstance(m, list) and len(m) == 2 and all(isinstance(t, str) for t in m) for m in state["merges"]):
-            raise ValueError('"merges" must be a list of [left, right] pairs of strings')
+            raise InvalidValue('"merges" must be a list of [left, right] pairs of strings')
         for left, right in state["merges"]:
             if left not in ids or right not in ids or left + right not in ids:
-                raise ValueError(f"merge {left!r} + {right!r} uses a token not in the vocabulary")
+                raise InvalidValue(f"merge {left!r} + {right!r} uses a token not in the vocabulary")
             merges.append((ids[left], ids[right]))
         if len(set(merges)) != len(merges):
-            raise ValueError("a merge is listed twice")
+            raise InvalidValue("a merge is listed twice")
         return cls(vocab, merges)
 

@@ -19,12 +19,14 @@ import json
 import os
 import re
 
+from minishare.errors import MinishareError
+
 TABLE = "points.json"
 MARKER = re.compile(r"^(ex\d\d)_task(\d+)$")
 EXERCISE_ID = re.compile(r"^ex\d\d$")
 
 
-class CatalogError(ValueError):
+class CatalogError(MinishareError, ValueError):
     """The table or the folders disagree; the message names the exercise and the problem."""
 
 

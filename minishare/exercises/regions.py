@@ -16,6 +16,8 @@ unfinished function fails with a message naming the task. In a test file, the li
 import ast
 import re
 
+from minishare.errors import MinishareError
+
 BEGIN_SOLUTION = re.compile(r"^(\s*)### BEGIN SOLUTION task (\d+)\s*$")
 END_SOLUTION = re.compile(r"^\s*### END SOLUTION\s*$")
 BEGIN_HIDDEN = re.compile(r"^\s*### BEGIN HIDDEN TESTS\s*$")
@@ -23,7 +25,7 @@ END_HIDDEN = re.compile(r"^\s*### END HIDDEN TESTS\s*$")
 ANY_MARKER = re.compile(r"### (BEGIN|END) (SOLUTION|HIDDEN TESTS)")
 
 
-class RegionError(ValueError):
+class RegionError(MinishareError, ValueError):
     """A malformed region; the message names the file and the line."""
 
 

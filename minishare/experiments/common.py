@@ -8,6 +8,7 @@ import signal
 import numpy    # only for numpy.errstate: the math runs on minishare.backend
 
 from minishare import backend, checkpoint, data, distributed, random as ms_random
+from minishare.errors import InvalidValue
 from minishare.experiments import run_folder
 from minishare.files import atomic_write
 from minishare.models import AlbertConfig, AlbertForPreTraining, DecoderLM, EncoderDecoderModel, TransformerConfig
@@ -24,7 +25,16 @@ SEQ2SEQ_TASKS = ("copy", "reverse", "sort", "addition", "scan", "pointer")
 GRAMMARS = {"grammar": {}, "grammar-facts": dict(nouns=100, depth=2, topics=5, facts=True)}
 
 
-def corpus_documents(corpus="default", seed=0):
+class RunDefaults:
+    """A run's own defaults: the one place they are set, for ``run_training`` and the helpers
+    here (and, through ``run_training``, for ``python -m minishare train``). The training loop's
+    (steps, learning rate, optimizer, warm-up) are ``TrainConfig``'s."""
+    task, preset, objective, corpus = "pretrain", "albert-tiny", "sop", "default"
+    vocab_size, seq_len, batch_size = 1000, 64, 32
+    eval_every, save_every, seed = 100, 50, 0
+
+
+def corpus_documents(corpus=RunDefaults.corpus, seed=RunDefaults.seed):
     """'default' (Python's own documentation), a synthetic corpus of ``GRAMMARS`` (2,000 stories
     drawn with ``seed``) or a path."""
     if corpus == "default":
@@ -53,7 +63,7 @@ def build_model(task, config):
     return DecoderLM(config) if task == "lm" else EncoderDecoderModel(config)
 
 
-def make_config(task, vocab_size, preset="albert-tiny", overrides=None, seq_len=64):
+def make_config(task, vocab_size, preset=RunDefaults.preset, overrides=None, seq_len=RunDefaults.seq_len):
     overrides = dict(overrides or {})
     if task == "pretrain":
         return AlbertConfig.from_preset(preset, vocab_size=vocab_size,
@@ -63,8 +73,8 @@ def make_config(task, vocab_size, preset="albert-tiny", overrides=None, seq_len=
     return TransformerConfig(**{**base, **overrides})
 
 
-def make_task(task, seed, batch_size, seq_len, objective="sop", corpus="default", vocab_size=1000,
-              tokenizer_path=None, tokenizer=None):
+def make_task(task, seed, batch_size, seq_len, objective=RunDefaults.objective, corpus=RunDefaults.corpus,
+              vocab_size=RunDefaults.vocab_size, tokenizer_path=None, tokenizer=None):
     """(task object, vocabulary size) for a task name; ``tokenizer``: use this one (a resumed
     run's) instead of training one."""
     if task in SEQ2SEQ_TASKS:
@@ -80,21 +90,24 @@ def make_task(task, seed, batch_size, seq_len, objective="sop", corpus="default"
     if task == "lm":
         return LanguageModelingTask(train_docs, eval_docs, tokenizer, batch_size, seq_len, seed), \
             tokenizer.vocab_size
-    raise ValueError(f"unknown task {task!r}: choose pretrain, lm or one of {', '.join(SEQ2SEQ_TASKS)}")
+    raise InvalidValue(f"unknown task {task!r}: choose pretrain, lm or one of {', '.join(SEQ2SEQ_TASKS)}")
 
 
-def run_training(task="pretrain", preset="albert-tiny", overrides=None, objective="sop",
-                 corpus="default", vocab_size=1000, seq_len=64, steps=300, batch_size=32, lr=1e-3,
-                 optimizer="adamw", eval_every=100, seed=0, out="runs/train", resume=False,
-                 progress=True, warmup_steps=None, save_every=None, overwrite=True, data_parallel=False):
+def run_training(task=RunDefaults.task, preset=RunDefaults.preset, overrides=None,
+                 objective=RunDefaults.objective, corpus=RunDefaults.corpus,
+                 vocab_size=RunDefaults.vocab_size, seq_len=RunDefaults.seq_len, steps=TrainConfig.steps,
+                 batch_size=RunDefaults.batch_size, lr=TrainConfig.lr, optimizer=TrainConfig.optimizer,
+                 eval_every=RunDefaults.eval_every, seed=RunDefaults.seed, out="runs/train", resume=False,
+                 progress=True, warmup_steps=None, save_every=RunDefaults.save_every, overwrite=True,
+                 data_parallel=False):
     """Train one model and write ``config.json``, ``tokenizer.json``, ``history.csv`` and
     ``checkpoint.npz`` (weights and training state) to ``out``; the checkpoint and history every
-    ``save_every`` steps (default 50), atomically. With ``resume``, continue from that checkpoint
-    exactly; the other arguments must then be the run's own, except those in
-    ``run_folder.MAY_CHANGE_ON_RESUME``. With ``overwrite=False`` an existing run in ``out`` is
-    refused. Every argument is checked before anything is written. While it runs it holds the
-    lock of ``out`` (``run_folder.locked``): a second run into ``out`` is refused with
-    ``run_folder.RunInUse``, and a resumed checkpoint must be this run's (``run_folder.identity``).
+    ``save_every`` steps, atomically. With ``resume``, continue from that checkpoint exactly; the
+    other arguments must then be the run's own, except those in ``run_folder.MAY_CHANGE_ON_RESUME``.
+    With ``overwrite=False`` an existing run in ``out`` is refused. Every argument is checked
+    before anything is written. While it runs it holds the lock of ``out``
+    (``run_folder.locked``): a second run into ``out`` is refused with ``run_folder.RunInUse``,
+    and a resumed checkpoint must be this run's (``run_folder.identity``).
 
     SIGINT (Ctrl-C) or SIGTERM ends the run after the current step, saved, with
     ``TrainingInterrupted``; a loss or gradient that stops being finite ends it with
@@ -102,12 +115,17 @@ def run_training(task="pretrain", preset="albert-tiny", overrides=None, objectiv
 
     With ``data_parallel`` (run under ``mpiexec -n K``) the K ranks train on their shares of each
     global batch of ``batch_size`` rows (``minishare.distributed``); rank 0 alone writes ``out``.
-    Returns {"model", "trainer", "history", "final"}."""
+    Returns {"model", "trainer", "history", "final"}.
+
+    Defaults: the training loop's are ``TrainConfig``'s (``steps``, ``lr``, ``optimizer``, and for
+    ``warmup_steps=None`` its ``default_warmup(steps)``; on ``resume`` the run's own), the rest
+    ``RunDefaults``, ``eval_every`` among them (100, where a bare ``Trainer`` takes TrainConfig's
+    50)."""
     arguments = dict(task=task, preset=preset, overrides=dict(overrides or {}), objective=objective,
                      corpus=corpus, vocab_size=vocab_size, seq_len=seq_len, steps=steps,
                      batch_size=batch_size, lr=lr, optimizer=optimizer, eval_every=eval_every, seed=seed,
-                     warmup_steps=max(1, steps // 10) if warmup_steps is None else warmup_steps,
-                     save_every=run_folder.DEFAULT_SAVE_EVERY if save_every is None else save_every)
+                     warmup_steps=TrainConfig.default_warmup(steps) if warmup_steps is None else warmup_steps,
+                     save_every=save_every)
     run_folder.check_arguments(arguments)
     dp = distributed.DataParallel(seed) if data_parallel else None
     if dp is not None and batch_size < dp.size:
@@ -131,7 +149,7 @@ def _run_training(arguments, out, resume, progress, overwrite, dp, writes, warmu
             arguments["warmup_steps"] = saved["arguments"]["warmup_steps"]
         conflicts = run_folder.resume_conflicts(saved, arguments)
         if conflicts:
-            raise ValueError(f"cannot resume {out} with other settings: " + "; ".join(
+            raise InvalidValue(f"cannot resume {out} with other settings: " + "; ".join(
                 f"{name}={new!r} (the run has {old!r})" for name, new, old in conflicts))
         if task not in SEQ2SEQ_TASKS:
             tokenizer = data.Tokenizer.load(tokenizer_path)

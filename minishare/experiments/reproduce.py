@@ -18,6 +18,7 @@ go to ``OUT/claims.json``, the ledger the book and the notebooks render their se
 import json
 import os
 
+from minishare.errors import InvalidValue
 from minishare.experiments import (exp_act, exp_albert, exp_communication, exp_embedding_size, exp_flops,
                                    exp_gradnorms, exp_layerwise, exp_lm, exp_memory, exp_params, exp_plans,
                                    exp_regularizer, exp_sop_nsp, exp_takase, exp_tying)
@@ -50,7 +51,8 @@ def run(out, quick=False, only=None, progress=True, jobs=1):
     how many training runs train at once (one process each, one BLAS thread each)."""
     unknown = sorted(set(only or ()) - set(EXPERIMENTS))
     if unknown:
-        raise ValueError(f"unknown experiment(s) {', '.join(unknown)}; choose from {', '.join(EXPERIMENTS)}")
+        raise InvalidValue(f"unknown experiment(s) {', '.join(unknown)}; "
+                           f"choose from {', '.join(EXPERIMENTS)}")
     settings = QUICK if quick else FULL
     os.makedirs(out, exist_ok=True)
     todo = [name for name in EXPERIMENTS if (only is None or name in only)
@@ -94,8 +96,8 @@ def requests(names, settings):
         module = EXPERIMENTS[name][1]
         for run_name, request in (module.requests(settings) if hasattr(module, "requests") else {}).items():
             if run_name in wanted and wanted[run_name] != request:
-                raise ValueError(f"experiment {name!r} requests run {run_name!r} with other arguments "
-                                 "than another experiment: give one of them another name")
+                raise InvalidValue(f"experiment {name!r} requests run {run_name!r} with other arguments "
+                                   "than another experiment: give one of them another name")
             wanted[run_name] = request
     return wanted
 

@@ -22,17 +22,17 @@ import tempfile
 
 from minishare import safeio
 from minishare.checks import is_int, is_real
+from minishare.errors import InvalidValue, MinishareError
 
 RUN_FILES = ("config.json", "tokenizer.json", "checkpoint.npz", "history.csv")
 LOCK = ".lock"
 MAY_CHANGE_ON_RESUME = ("steps", "eval_every", "save_every")
-DEFAULT_SAVE_EVERY = 50
 # run_training's keywords that config.json records as the run's "arguments"
 ARGUMENTS = ("task", "preset", "overrides", "objective", "corpus", "vocab_size", "seq_len", "steps",
              "batch_size", "lr", "optimizer", "eval_every", "seed", "warmup_steps", "save_every")
 
 
-class BadArgument(ValueError):
+class BadArgument(InvalidValue):
     """An argument outside its range; ``.name`` is the argument, so the CLI can name its flag."""
 
     def __init__(self, name, rule, value):
@@ -40,7 +40,7 @@ class BadArgument(ValueError):
         self.name, self.rule, self.value = name, rule, value
 
 
-class TrainingInterrupted(Exception):
+class TrainingInterrupted(MinishareError):
     """SIGINT or SIGTERM stopped ``run_training``, which saved its checkpoint and history first
     (or, at a second signal, stopped at once: ``message`` then says which checkpoint is kept)."""
 
@@ -50,11 +50,11 @@ class TrainingInterrupted(Exception):
         self.signal, self.step, self.out = signal, step, out
 
 
-class RunInUse(FileExistsError):
+class RunInUse(MinishareError, FileExistsError):
     """Another live run holds the folder's lock."""
 
 
-class TrainingDiverged(FloatingPointError):
+class TrainingDiverged(MinishareError, FloatingPointError):
     """The loss (or gradient) stopped being finite; the last good checkpoint was kept."""
 
 
@@ -91,21 +91,21 @@ def saved_run(out):
         settings = safeio.load_json(path)
         if not isinstance(settings, dict) or not isinstance(settings.get("arguments"), dict) \
                 or not isinstance(settings.get("model"), dict):
-            raise ValueError("its arguments and model must be JSON objects")
+            raise InvalidValue("its arguments and model must be JSON objects")
         arguments = settings["arguments"]
         missing = [name for name in ARGUMENTS if name not in arguments]
         unknown = sorted(set(arguments) - set(ARGUMENTS))
         if missing or unknown:
-            raise ValueError("; ".join([f"missing argument {name}" for name in missing]
-                                       + [f"unknown argument {name}" for name in unknown]))
+            raise InvalidValue("; ".join([f"missing argument {name}" for name in missing]
+                                         + [f"unknown argument {name}" for name in unknown]))
         if not isinstance(arguments["overrides"], dict):
-            raise ValueError(f"the argument overrides must be a JSON object of model fields, got "
-                             f"{arguments['overrides']!r:.60}")
+            raise InvalidValue(f"the argument overrides must be a JSON object of model fields, got "
+                               f"{arguments['overrides']!r:.60}")
         check_arguments(arguments)
         return settings
-    except (OSError, ValueError) as err:     # safeio's messages name the file already
+    except (OSError, MinishareError) as err:     # safeio's messages name the file already
         message = str(err) if isinstance(err, OSError) else err.args[0]
-        raise ValueError(f"cannot resume: {message if path in message else f'{path}: {message}'}") from None
+        raise InvalidValue(f"cannot resume: {message if path in message else f'{path}: {message}'}") from None
 
 
 def resume_conflicts(saved, requested):
@@ -188,10 +188,10 @@ def _lock_owner(path):
     """{"pid", "host"} from a lock file, or None if it cannot be read as one."""
     try:
         owner = safeio.load_json(path, limit=4096)
-    except (OSError, ValueError):
+    except (OSError, InvalidValue):
         return None
     if isinstance(owner, dict) and isinstance(owner.get("host"), str) \
-            and type(owner.get("pid")) is int and owner["pid"] > 0:
+            and is_int(owner.get("pid")) and owner["pid"] > 0:
         return owner
     return None
 

@@ -17,6 +17,8 @@ import threading
 import time
 
 from minishare import checkpoint
+from minishare.checks import is_int
+from minishare.errors import InvalidValue
 from minishare.experiments.common import run_training
 from minishare.files import atomic_write
 
@@ -59,8 +61,8 @@ def train_all(out, requests, jobs=1, progress=True):
     """Train every run of ``requests`` ({name: run_training keyword arguments}) that is not cached
     yet, ``jobs`` at a time, each in its own process with one BLAS thread. With ``jobs=1`` the runs
     train one after another in this process. Returns {name: final metrics} for every request."""
-    if not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"jobs must be a positive int, got {jobs!r}")
+    if not is_int(jobs) or jobs < 1:
+        raise InvalidValue(f"jobs must be a positive int, got {jobs!r}")
     missing = [name for name, request in requests.items() if not is_cached(out, name, request)]
     if progress and requests:
         print(f"[train] {len(requests) - len(missing)} of {len(requests)} runs cached; "

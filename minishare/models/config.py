@@ -4,7 +4,10 @@ sharing fields this course adds."""
 import dataclasses
 
 from minishare import safeio, sharing
-from minishare.nn.transformer import ACTIVATIONS, NORM_POSITIONS
+from minishare.errors import InvalidValue, MinishareError
+from minishare.nn.act import check_epsilon
+from minishare.nn.attention import check_heads
+from minishare.nn.transformer import check_activation, check_norm_position
 
 # V, E, H, the FFN width, positions: 16,777,216 is beyond any model of this course, and bounds what
 # a configuration read from an edited file can ask to build
@@ -65,7 +68,7 @@ class AlbertConfig:
         """A named configuration (``minishare.models.presets.PRESETS``) with fields overridden."""
         from minishare.models.presets import PRESETS
         if name not in PRESETS:
-            raise ValueError(f"unknown preset {name!r}; presets: {', '.join(PRESETS)}")
+            raise InvalidValue(f"unknown preset {name!r}; presets: {', '.join(PRESETS)}")
         return cls(**{**PRESETS[name], **overrides})
 
     def to_dict(self):
@@ -134,7 +137,9 @@ class TransformerConfig:
 def validate(config):
     """Refuse impossible configurations with a message naming the field and the accepted range.
     Sizes are bounded (``MAX_SIZE``, ``sharing.MAX_LAYERS``) so that a configuration read from an
-    edited file is refused before anything of that size is built."""
+    edited file is refused before anything of that size is built. The rules of the layers
+    (heads, activation, LayerNorm position, ACT's ε) and of the plan (M with N) are the layers' and
+    ``sharing``'s own, applied here to the fields, so that a configuration is refused when made."""
     name = type(config).__name__
     for field in ("vocab_size", "hidden_size", "embedding_size", "num_hidden_layers",
                   "num_decoder_layers", "num_attention_heads", "intermediate_size",
@@ -144,13 +149,9 @@ def validate(config):
         layers = field in ("num_hidden_layers", "num_decoder_layers")
         safeio.integer(getattr(config, field), f"{name}.{field}",
                        high=sharing.MAX_LAYERS if layers else MAX_SIZE)
-    if config.hidden_size % config.num_attention_heads:
-        raise ValueError(f"{name}: num_attention_heads={config.num_attention_heads} does not divide "
-                         f"hidden_size={config.hidden_size}")
-    if not isinstance(config.hidden_act, str) or config.hidden_act not in ACTIVATIONS:
-        raise ValueError(f"{name}.hidden_act must be one of {', '.join(ACTIVATIONS)}, got {config.hidden_act!r}")
-    if not isinstance(config.norm_position, str) or config.norm_position not in NORM_POSITIONS:
-        raise ValueError(f"{name}.norm_position must be 'post' or 'pre', got {config.norm_position!r}")
+    check_heads(config.hidden_size, config.num_attention_heads, name)
+    check_activation(config.hidden_act, f"{name}.hidden_act")
+    check_norm_position(config.norm_position, f"{name}.norm_position")
     safeio.number(config.layer_norm_eps, f"{name}.layer_norm_eps", "be a finite number > 0 (it keeps "
                   "LayerNorm's division finite)", lambda eps: eps > 0)
     safeio.number(config.initializer_range, f"{name}.initializer_range", "be a finite number >= 0 (the "
@@ -160,31 +161,27 @@ def validate(config):
                       lambda p: 0 <= p < 1)
     for field in ("tie_word_embeddings", "timestep_signal", "act"):
         if hasattr(config, field) and not isinstance(getattr(config, field), bool):
-            raise ValueError(f"{name}.{field} must be True or False, got {getattr(config, field)!r}")
+            raise InvalidValue(f"{name}.{field} must be True or False, got {getattr(config, field)!r}")
     projection = getattr(config, "embedding_projection", None)
     if projection is not None and not isinstance(projection, bool):
-        raise ValueError(f"{name}.embedding_projection must be None, True or False, got {projection!r}")
+        raise InvalidValue(f"{name}.embedding_projection must be None, True or False, got {projection!r}")
     if projection is False and config.embedding_size != config.hidden_size:
-        raise ValueError(f"{name}.embedding_projection=False needs E = H, got embedding_size="
-                         f"{config.embedding_size} and hidden_size={config.hidden_size}: "
-                         "without the projection the embeddings cannot reach the hidden size")
+        raise InvalidValue(f"{name}.embedding_projection=False needs E = H, got embedding_size="
+                           f"{config.embedding_size} and hidden_size={config.hidden_size}: "
+                           "without the projection the embeddings cannot reach the hidden size")
     if getattr(config, "act", False):
-        safeio.number(config.act_epsilon, f"{name}.act_epsilon", "lie in (0, 1) (the "
-                      "halting threshold is 1 − act_epsilon)", lambda eps: 0 < eps < 1)
+        check_epsilon(config.act_epsilon, f"{name}.act_epsilon")
         safeio.number(config.act_loss_weight, f"{name}.act_loss_weight", "be >= 0 (a finite number)",
                       lambda tau: tau >= 0)
-    M, N = config.num_unique_layers, config.num_hidden_layers
-    if M is not None and (not isinstance(M, int) or M < 1 or M > N):
-        raise ValueError(f"{name}.num_unique_layers (M) must be an int with 1 <= M <= N = "
-                         f"num_hidden_layers = {N}, got {M!r}")
     # the plan names the rule an unknown strategy or an impossible (M, N) breaks; name the fields too
-    stacks = [("num_hidden_layers", N)]
+    M = config.num_unique_layers
+    stacks = [("num_hidden_layers", config.num_hidden_layers)]
     if hasattr(config, "num_decoder_layers"):
         stacks.append(("num_decoder_layers", config.num_decoder_layers))
     for field, n_layers in stacks:
         try:
             sharing.Plan.build(config.sharing, n_layers, M)
-        except (ValueError, TypeError) as error:
+        except MinishareError as error:         # InvalidValue or InvalidType
             raise type(error)(f"{name}.sharing={config.sharing!r} with {field}={n_layers} and "
                               f"num_unique_layers={M!r}: {error}") from None
 

@@ -26,7 +26,7 @@ mixes states by interpolation, y ← w_n s_n + (1 − w_n) y, instead of the wei
 """
 import collections
 
-from minishare import backend, functional as F
+from minishare import backend, functional as F, safeio
 from minishare.nn.layers import Linear
 from minishare.nn.module import Module
 from minishare.tensor import Tensor
@@ -38,6 +38,11 @@ Ponder.__doc__ = """What ACT did at each position of a batch (B, T):
     remainder    R, a Tensor
     weights      w_n of every step taken, a Tensor (steps, B, T); sums to 1 over steps
     states       [s_0, s_1, ...]: the input and the state after each step taken"""
+
+
+def check_epsilon(epsilon, name="ACT: epsilon"):
+    """The one rule of ε (a configuration checks it too, as ``name``): a number in (0, 1)."""
+    safeio.number(epsilon, name, "lie in (0, 1) (the halting threshold is 1 − ε)", lambda eps: 0 < eps < 1)
 
 
 def sigmoid(x):
@@ -56,8 +61,7 @@ class AdaptiveComputationTime(Module):
 
     def __init__(self, hidden_size, epsilon=0.01):
         super().__init__()
-        if not 0 < epsilon < 1:
-            raise ValueError(f"ACT: epsilon must lie in (0, 1) (the halting threshold is 1 − ε), got {epsilon}")
+        check_epsilon(epsilon)
         self.epsilon = epsilon
         self.halting = Linear(hidden_size, 1)
 

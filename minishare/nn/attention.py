@@ -2,9 +2,17 @@
 import math
 
 from minishare import backend, functional as F
+from minishare.errors import InvalidValue
 from minishare.nn.layers import Dropout, Linear
 from minishare.nn.module import Module
 from minishare.tensor import Tensor
+
+
+def check_heads(hidden_size, num_heads, where="MultiHeadAttention"):
+    """The one rule of the head count: the heads split H evenly, d = H / heads features each.
+    ``where`` starts the message (a configuration checks it too, before any layer is built)."""
+    if hidden_size % num_heads:
+        raise InvalidValue(f"{where}: num_attention_heads={num_heads} must divide hidden_size={hidden_size}")
 
 
 def causal_mask(T):
@@ -39,8 +47,7 @@ class MultiHeadAttention(Module):
 
     def __init__(self, hidden_size, num_heads, attention_dropout=0.0):
         super().__init__()
-        if hidden_size % num_heads:
-            raise ValueError(f"num_attention_heads={num_heads} must divide hidden_size={hidden_size}")
+        check_heads(hidden_size, num_heads)
         self.num_heads, self.head_size = num_heads, hidden_size // num_heads
         self.query = Linear(hidden_size, hidden_size)
         self.key = Linear(hidden_size, hidden_size)

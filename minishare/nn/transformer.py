@@ -11,6 +11,7 @@ LayerNorm. The stacks build each distinct set once and ask the plan (``minishare
 set serves which position; they never look at the strategy's name.
 """
 from minishare import backend, functional as F
+from minishare.errors import InvalidValue
 from minishare.nn.act import AdaptiveComputationTime
 from minishare.nn.attention import MultiHeadAttention, causal_mask
 from minishare.nn.container import ModuleList
@@ -26,13 +27,25 @@ ACTIVATIONS = {
 NORM_POSITIONS = ("post", "pre")
 
 
+def check_activation(hidden_act, name="hidden_act"):
+    """The one rule of an FFN's activation (a configuration checks it too, as ``name``): a key of
+    ``ACTIVATIONS``."""
+    if not isinstance(hidden_act, str) or hidden_act not in ACTIVATIONS:
+        raise InvalidValue(f"{name} must be one of {', '.join(ACTIVATIONS)}, got {hidden_act!r}")
+
+
+def check_norm_position(norm_position, name="norm_position"):
+    """The one rule of where the LayerNorm goes (a configuration checks it too, as ``name``)."""
+    if not isinstance(norm_position, str) or norm_position not in NORM_POSITIONS:
+        raise InvalidValue(f"{name} must be 'post' or 'pre', got {norm_position!r}")
+
+
 class Residual(Module):
     """One component in its residual connection: Post-LN or Pre-LN around ``sublayer``."""
 
     def __init__(self, sublayer, hidden_size, norm_position, dropout, eps):
         super().__init__()
-        if norm_position not in NORM_POSITIONS:
-            raise ValueError(f"norm_position must be 'post' or 'pre', got {norm_position!r}")
+        check_norm_position(norm_position)
         self.sublayer, self.norm_position = sublayer, norm_position
         self.LayerNorm = LayerNorm(hidden_size, eps=eps)
         self.dropout = Dropout(dropout)
@@ -49,8 +62,7 @@ class FFN(Module):
 
     def __init__(self, hidden_size, intermediate_size, hidden_act):
         super().__init__()
-        if hidden_act not in ACTIVATIONS:
-            raise ValueError(f"hidden_act must be one of {', '.join(ACTIVATIONS)}, got {hidden_act!r}")
+        check_activation(hidden_act)
         self.hidden_act = hidden_act
         self.ffn = Linear(hidden_size, intermediate_size)
         self.ffn_output = Linear(intermediate_size, hidden_size)

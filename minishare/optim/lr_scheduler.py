@@ -12,6 +12,7 @@ Call ``scheduler.step()`` once after each ``optimizer.step()``::
 import math
 import numbers
 
+from minishare.checks import is_int
 from minishare.optim.optimizer import Optimizer
 
 
@@ -79,7 +80,7 @@ class LambdaLR:
 def _check_steps(num_warmup_steps, num_training_steps):
     for name, value in (("num_warmup_steps", num_warmup_steps),
                         ("num_training_steps", num_training_steps)):
-        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 0:
+        if not is_int(value) or value < 0:
             raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
     if num_training_steps == 0:
         raise ValueError("num_training_steps must be at least 1, got 0")

@@ -15,6 +15,7 @@ import math
 import numbers
 
 from minishare import backend
+from minishare.checks import is_real
 from minishare.nn.module import Module, Parameter
 from minishare.tensor import Tensor
 
@@ -22,8 +23,7 @@ from minishare.tensor import Tensor
 def check_range(name, value, low=0.0, high=math.inf, high_inclusive=True):
     """Raise ValueError, naming the hyperparameter and the value, unless ``value`` is a real number
     with low <= value <= high (value < high when ``high_inclusive`` is False)."""
-    is_number = isinstance(value, numbers.Real) and not isinstance(value, bool)
-    inside = is_number and low <= value and (value <= high if high_inclusive else value < high)
+    inside = is_real(value) and low <= value and (value <= high if high_inclusive else value < high)
     if not inside:     # NaN fails every comparison, so it lands here too
         if high == math.inf:
             requirement = f"a number >= {low}"

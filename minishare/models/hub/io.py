@@ -22,6 +22,7 @@ import os
 import numpy   # host-side file format: tensors are NumPy arrays on their way to and from disk
 
 from minishare import backend, safeio
+from minishare.errors import MissingPackage
 from minishare.files import atomic_write
 from minishare.models.hub.config_json import hf_config, minishare_config
 from minishare.models.hub.layout import MODEL_TYPES, HubError, bert_refusal
@@ -39,7 +40,7 @@ def _safetensors():
         import safetensors
         import safetensors.numpy
     except ImportError:
-        raise ImportError("reading and writing Hugging Face weights needs the safetensors package: "
+        raise MissingPackage("reading and writing Hugging Face weights needs the safetensors package: "
                           "pip install safetensors") from None
     return safetensors
 

@@ -15,12 +15,13 @@ under an explicit schedule.
 BERT's layout gives every layer its own parameters and embeds tokens in H directly (E = H, no
 E -> H projection). Both layouts are Post-LN, without the Universal Transformer's timestep signal.
 """
+from minishare.errors import MinishareError
 from minishare.sharing import label
 
 MODEL_TYPES = ("albert", "bert")
 
 
-class HubError(ValueError):
+class HubError(MinishareError, ValueError):
     """A folder or a model that cannot go through the Hugging Face layout; the message says why."""
 
 
