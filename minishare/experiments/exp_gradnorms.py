@@ -159,7 +159,7 @@ def claims(result, seeds):
     """Paired by seed (a seed fixes the batch and the initialization of every model):
 
     * per plan and step, Post-LN against Pre-LN on how far the profile is from level,
-      |ln(top/bottom)| (0: level; lower is better, Xiong et al.'s (2020) account of why Pre-LN
+      ``|ln(top / bottom)|`` (0: level; lower is better, Xiong et al.'s (2020) account of why Pre-LN
       trains without warm-up: its gradients do not grow toward the output);
     * after the last step, Cycle (rev) against not shared on the gradient norm of the lowest and of
       the highest position, per LN position (higher is better: more of the update reaches the
@@ -174,7 +174,7 @@ def claims(result, seeds):
             level = {norm: [abs(math.log(top_bottom(c))) for c in curves(result, norm, label, step)] for norm in NORMS}
             out.append(ledger.compare(
                 f"gradnorms.{_slug(label)}.step{step}.post_vs_pre", "gradnorms",
-                f"Distance of the gradient-norm profile from level, |ln(top/bottom)|, {label}, {when}",
+                f"Distance of the gradient-norm profile from level, |ln(top / bottom)|, {label}, {when}",
                 "abs_log_top_bottom", "lower", "Post-LN", "Pre-LN", seeds, level["post"], level["pre"], digits=2))
     cycle_rev, not_shared = labels[2], labels[0]
     for norm in NORMS:

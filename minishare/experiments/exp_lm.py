@@ -105,7 +105,7 @@ def _count_baselines(vocab_size, seq_len, batch_size):
 
 
 def baselines(result, settings):
-    return [ledger.baseline("lm", "held-out perplexity", name, value)
+    return [ledger.baseline("lm", "perplexity", name, value)
             for name, value in _count_baselines(settings.vocab_size, settings.lm_seq_len, settings.lm_batch_size)]
 
 

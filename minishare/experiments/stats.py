@@ -68,8 +68,8 @@ def _incomplete_beta(x, a, b):
 
 
 def t_sf2(t, df):
-    """Two-sided tail P(|T| ≥ |t|) of Student's t with ``df`` > 0 degrees of freedom:
-    I_{df / (df + t²)}(df / 2, 1 / 2)."""
+    """Two-sided tail ``P(|T| >= |t|)`` of Student's t with ``df`` > 0 degrees of freedom:
+    ``I_x(df / 2, 1 / 2)`` at ``x = df / (df + t²)``."""
     return _incomplete_beta(df / (df + t * t), df / 2.0, 0.5)
 
 
