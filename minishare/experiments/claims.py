@@ -147,8 +147,3 @@ def write(path, claims, baselines):
 def load(path):
     with open(path, encoding="utf-8") as f:
         return json.load(f)
-
-
-def of(ledger, experiment):
-    """{claim id: claim} of one experiment."""
-    return {c["id"]: c for c in ledger.get("claims", []) if c["experiment"] == experiment}

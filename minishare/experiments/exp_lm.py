@@ -47,14 +47,9 @@ def requests(settings):
     """One training run per (method, seed), and one per (method other than Vanilla, seed) for its
     equal-compute budget."""
     vs, budget = _plan(settings)
-    extra = exp_takase.extra_runs(budget, settings.lm_steps)
-    out = {}
-    for key, v in vs.items():
-        for seed in settings.seeds:
-            out[_name(settings, key, v, seed)] = _request(settings, v, seed)
-            if key in extra:
-                out[_name(settings, key, v, seed, extra[key])] = _request(settings, v, seed, extra[key])
-    return out
+    return exp_takase.method_requests(vs, budget, settings.lm_steps, settings.seeds,
+                                      lambda key, v, seed, steps=None: _name(settings, key, v, seed, steps),
+                                      lambda v, seed, steps=None: _request(settings, v, seed, steps))
 
 
 def run(out, settings, progress=True):

@@ -179,17 +179,28 @@ def extra_runs(budget, steps):
     return {k: s for k, s in budget.items() if s != steps}
 
 
+def method_requests(vs, budget, steps, seeds, name_of, request_of):
+    """{run name: request}: one run per (method, seed) of S = ``steps`` updates, and one per
+    (method, seed) whose equal-compute budget differs from S. ``name_of(key, v, seed, steps=None)``
+    and ``request_of(v, seed, steps=None)`` make the name and the run_training arguments."""
+    extra = extra_runs(budget, steps)
+    out = {}
+    for key, v in vs.items():
+        for seed in seeds:
+            out[name_of(key, v, seed)] = request_of(v, seed)
+            if key in extra:
+                out[name_of(key, v, seed, extra[key])] = request_of(v, seed, extra[key])
+    return out
+
+
 def requests(settings):
     """Every training run: one per (LN position, method, seed), and one per (LN position,
     equal-parameter method other than Vanilla, seed) for its equal-compute budget."""
     out = {}
     for norm, (vs, budget) in plan(settings).items():
-        extra = extra_runs(budget, settings.takase_steps)
-        for key, v in vs.items():
-            for seed in settings.seeds:
-                out[run_name(norm, key, v, seed)] = _request(settings, v, seed)
-                if key in extra:
-                    out[run_name(norm, key, v, seed, extra[key])] = _request(settings, v, seed, extra[key])
+        out.update(method_requests(vs, budget, settings.takase_steps, settings.seeds,
+                                   lambda key, v, seed, steps=None, norm=norm: run_name(norm, key, v, seed, steps),
+                                   lambda v, seed, steps=None: _request(settings, v, seed, steps)))
     return out
 
 
