@@ -156,7 +156,7 @@ def takase_params_table(figures):
 def albert_rows(settings, figures):
     return [
         ("all-shared has far fewer parameters than not-shared",
-         "ALBERT-base: 12M against 89M at E = 128, 7.5× (Lan et al., 2019, Table 4)",
+         "ALBERT-base: 12M against 89M at E = 128 (Lan et al., 2019, Table 4)",
          lambda r: f"{_get(r, 'all-shared', 'params'):,} against {_get(r, 'not-shared', 'params'):,}, "
                    f"{_get(r, 'not-shared', 'params') / _get(r, 'all-shared', 'params'):.1f}×"),
         ("sharing everything costs some accuracy",
