@@ -13,7 +13,7 @@ from minishare.tensor import Function
 def _shifted(x, axis):
     """x - max(x) along axis, with the max of an all -inf row taken as 0 (so no -inf - -inf)."""
     xp = backend.xp
-    m = x.max(axis=axis, keepdims=True)
+    m = backend.max_along(x, axis)
     return x - xp.where(xp.isfinite(m), m, 0)
 
 
