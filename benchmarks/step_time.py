@@ -361,7 +361,8 @@ def run_variant(shape_name, shape, sharing):
                 times[name].append(t)
     medians = {name: statistics.median(ts) for name, ts in times.items()}
     for name in steps:
-        print(f"{LABELS[name].format(device=device, mlm=MLM_AT[ARGS.mlm]):50s}: median {medians[name] * 1e3:8.1f} ms/step over "
+        label = LABELS[name].format(device=device, mlm=MLM_AT[ARGS.mlm])
+        print(f"{label:50s}: median {medians[name] * 1e3:8.1f} ms/step over "
               f"{len(times[name])} steps (min {min(times[name]) * 1e3:.1f}); first loss {losses[name][0]:.5f}")
     if device is None:
         print("PyTorch: not importable, or without CUDA while minishare runs on a GPU "

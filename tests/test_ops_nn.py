@@ -124,15 +124,13 @@ def test_gelu_of_an_array_of_many_cache_blocks(approximate, ref):
         np.testing.assert_allclose(grad_of(x), gelu_tanh_derivative_ref(x_host), rtol=1e-12, atol=1e-15)
 
 
-def test_in_blocks_gathers_each_row_from_its_block():
+def test_elementwise_in_blocks_gathers_each_element_from_its_block():
     from minishare import backend
-    from minishare.ops.blocks import BLOCK_BYTES, in_blocks
-    rows = 3 * BLOCK_BYTES // (8 * 4) + 5                   # (rows, 4) float64: three blocks and a rest
-    a = np.arange(rows * 4, dtype=np.float64).reshape(rows, 4)
-    b = np.arange(rows, dtype=np.float64)
-    sums, nothing = in_blocks(lambda a, b: (a.sum(axis=1) + b, None), backend.asarray(a), backend.asarray(b))
+    from minishare.ops.blocks import BLOCK_BYTES, elementwise_in_blocks
+    x = np.arange(5 * (3 * BLOCK_BYTES // 40 + 1), dtype=np.float64).reshape(-1, 5)   # 3 blocks + a rest
+    twice, nothing = elementwise_in_blocks(lambda v: (2 * v, None), backend.asarray(x))
     assert nothing is None
-    np.testing.assert_array_equal(host(sums), a.sum(axis=1) + b)
+    np.testing.assert_array_equal(host(twice), 2 * x)
 
 
 def test_gelu_exact_hand_values():
