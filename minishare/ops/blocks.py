@@ -4,10 +4,10 @@ NumPy runs a chain such as GELU's (fifteen ufuncs) one pass over the whole array
 course's shape an FFN activation is 2048 x 256 float32, 2 MB, and with its temporaries it does not
 fit in a core's L2 cache, so every pass goes out to slower memory. Run on blocks of about 128 kB,
 the whole chain stays in the cache: GELU's forward there took half to three quarters of the time.
-A block's results depend on that block's rows alone, so they are the same numbers as on the whole
-array. A GPU has no such cache and would pay a kernel launch per block and step: on CuPy the array
-is one block. Not every chain gains: where each step is short and cheap (LayerNorm over 64
-features, cross-entropy's four passes) the calls per block cost more than the cache saves.
+An elementwise result depends on its own element alone, so the blocks give the same numbers as
+the whole array. A GPU has no such cache and would pay a kernel launch per block and step: on CuPy
+the array is one block. Not every chain gains: where each step is short and cheap (LayerNorm over
+64 features, cross-entropy's four passes) the calls per block cost more than the cache saves.
 """
 from minishare import backend
 

@@ -36,7 +36,8 @@ class CrossEntropy(Function):
         total = e @ xp.ones(C, dtype=e.dtype)                          # (N,), Σ_c: one BLAS pass
         losses = (xp.log(total) - picked) * self.valid                 # (N,)
         # softmax = e / total: backward divides, in the product it makes anyway (one pass less)
-        self.e, self.total, self.rows, self.target, self.reduction = e, total, rows, safe_target, reduction
+        self.e, self.total, self.rows, self.target = e, total, rows, safe_target
+        self.reduction = reduction
         self.count = xp.maximum(self.valid.sum(), 1).astype(logits.dtype)   # on the device: no sync
         if reduction == "none":
             return losses

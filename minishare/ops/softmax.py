@@ -18,8 +18,8 @@ def _shifted(x, axis):
 
 
 def _sum(a, axis):
-    """Σ along ``axis``, kept as an axis of size 1. Along the last axis as a product with ones:
-    one BLAS pass, where NumPy's sum over a short last axis (attention's 64 keys) takes 4 times as long."""
+    """Σ along ``axis``, kept as an axis of size 1. Along the last axis as a product with ones: one
+    BLAS pass, where NumPy's sum over a short last axis (attention's 64 keys) takes 4 times as long."""
     if axis in (-1, a.ndim - 1):
         return (a @ backend.xp.ones(a.shape[-1], dtype=a.dtype))[..., None]
     return a.sum(axis=axis, keepdims=True)
