@@ -1,20 +1,25 @@
 """Time one ALBERT pre-training step in minishare and in PyTorch eager, on the same model and batch,
 and measure each one's peak memory.
 
-    python benchmarks/step_time.py --threads 1          # both shapes below, all-shared, CPU
+    python benchmarks/step_time.py --threads 1          # the tiny and base shapes below, all-shared, CPU
+    python benchmarks/step_time.py --threads 1 --shapes course --mlm all --steps 30
     python benchmarks/step_time.py --shapes tiny --variants all-shared,not-shared --steps 20
     python benchmarks/step_time.py --preset albert-base --vocab-size 30000 --batch-size 8 --seq-len 128
     python benchmarks/step_time.py --profile            # also: where minishare's step spends its time
 
 Shapes: ``tiny`` is albert-tiny with V = 2000 on a batch of 16 x 64 tokens; ``base`` is ALBERT-base
-(V = 30,000, E = 128, H = 768, N = 12) on 8 x 128 tokens. ``--preset`` with ``--vocab-size``,
+(V = 30,000, E = 128, H = 768, N = 12) on 8 x 128 tokens; ``course`` is the model the course's
+experiments train (``minishare.experiments.settings.FULL``: V = 1,000, E = 32, H = 64, N = 4, 2
+heads, FFN 256) on their batch of 32 x 64 tokens. ``--preset`` with ``--vocab-size``,
 ``--batch-size`` and ``--seq-len`` times one shape of your choice instead.
 
 A step is what training repeats: forward (embeddings, N encoder positions, MLM head tied to the word
 embeddings, SOP head, both losses), backward, and an AdamW update. Three steps are timed:
 
 * minishare, as ``minishare train`` runs it: the MLM head only at the masked positions
-  (``mlm_positions``), as ALBERT's reference code does;
+  (``mlm_positions``), as ALBERT's reference code does; with ``--mlm all``, at every position
+  instead, the algorithm of the next one, so that their ratio compares the implementations alone
+  (at the small course shape the overhead around the arithmetic is most of the difference);
 * PyTorch as Hugging Face's ``AlbertForPreTraining`` is written, what its users run: the MLM head
   at all B x T positions, the loss over the labelled ones;
 * PyTorch with the same gather as minishare: the same algorithm, so the two ratios show how much
@@ -51,7 +56,10 @@ import sys
 import time
 
 SHAPES = {"tiny": dict(preset="albert-tiny", vocab_size=2000, batch_size=16, seq_len=64),
-          "base": dict(preset="albert-base", vocab_size=30000, batch_size=8, seq_len=128)}
+          "base": dict(preset="albert-base", vocab_size=30000, batch_size=8, seq_len=128),
+          "course": dict(preset="albert-tiny", vocab_size=1000, batch_size=32, seq_len=64,
+                         overrides=dict(hidden_size=64, embedding_size=32, num_attention_heads=2,
+                                        intermediate_size=256, num_hidden_layers=4))}
 FRAMEWORKS = ("minishare", "torch-hf", "torch-gather")
 
 
@@ -68,6 +76,9 @@ def parse_args():
                         help="BLAS threads for all (minishare.set_num_threads, torch.set_num_threads); "
                              "default: what NumPy uses, i.e. OPENBLAS_NUM_THREADS or every core")
     parser.add_argument("--variants", default="all-shared")
+    parser.add_argument("--mlm", choices=("masked", "all"), default="masked",
+                        help="where minishare's MLM head runs: at the masked positions (as it trains) "
+                             "or at all B x T, as Hugging Face's model does")
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory processes")
     parser.add_argument("--profile", action="store_true",
                         help="profile minishare's steps with cProfile and print the top ops")
@@ -125,10 +136,12 @@ def make_batch(config, B, T, seed=0):
 
 # ============================================================================ minishare
 class MinishareStep:
-    def __init__(self, config, batch):
+    """``gather``: the MLM head at the masked positions only (``mlm_positions``); else at all."""
+
+    def __init__(self, config, batch, gather=True):
         minishare.manual_seed(0)
         self.model = AlbertForPreTraining(config)
-        self.batch = {k: minishare.tensor(v) for k, v in batch.items()}
+        self.batch = {k: minishare.tensor(v) for k, v in batch.items() if gather or k != "mlm_positions"}
         self.optimizer = ms_optim.AdamW(self.model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
 
     def __call__(self):
@@ -274,7 +287,8 @@ class TorchStep:
 
 
 # ============================================================================== timing
-LABELS = {"minishare": "minishare (MLM head at the masked positions)",
+MLM_AT = {"masked": "the masked positions", "all": "all B x T"}
+LABELS = {"minishare": "minishare (MLM head at {mlm})",
           "torch-hf": "PyTorch {device}, Hugging Face style (all B x T logits)",
           "torch-gather": "PyTorch {device}, the same gather as minishare"}
 
@@ -306,7 +320,8 @@ def timed(step):
 
 def config_of(shape, sharing):
     return AlbertConfig.from_preset(shape["preset"], vocab_size=shape["vocab_size"], sharing=sharing,
-                                    hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+                                    hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                                    **shape.get("overrides", {}))
 
 
 def build_steps(shape, sharing, device, weights_from_minishare=True, only=FRAMEWORKS):
@@ -314,7 +329,7 @@ def build_steps(shape, sharing, device, weights_from_minishare=True, only=FRAMEW
     batch = make_batch(config, shape["batch_size"], shape["seq_len"])
     steps = {}
     if "minishare" in only:
-        steps["minishare"] = MinishareStep(config, batch)
+        steps["minishare"] = MinishareStep(config, batch, gather=ARGS.mlm == "masked")
     weights = None
     if weights_from_minishare:
         weights = {k: minishare.backend.to_numpy(v) for k, v in steps["minishare"].model.state_dict().items()}
@@ -346,7 +361,8 @@ def run_variant(shape_name, shape, sharing):
                 times[name].append(t)
     medians = {name: statistics.median(ts) for name, ts in times.items()}
     for name in steps:
-        print(f"{LABELS[name].format(device=device):50s}: median {medians[name] * 1e3:8.1f} ms/step over "
+        label = LABELS[name].format(device=device, mlm=MLM_AT[ARGS.mlm])
+        print(f"{label:50s}: median {medians[name] * 1e3:8.1f} ms/step over "
               f"{len(times[name])} steps (min {min(times[name]) * 1e3:.1f}); first loss {losses[name][0]:.5f}")
     if device is None:
         print("PyTorch: not importable, or without CUDA while minishare runs on a GPU "
@@ -416,7 +432,7 @@ def measure_peaks(shape, sharing):
     peaks = {}
     for framework in FRAMEWORKS:
         spec = json.dumps(dict(framework=framework, shape=shape, sharing=sharing))
-        command = [sys.executable, os.path.abspath(__file__), "--memory-of", spec] + (
+        command = [sys.executable, os.path.abspath(__file__), "--memory-of", spec, "--mlm", ARGS.mlm] + (
             ["--threads", str(ARGS.threads)] if ARGS.threads else [])
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode:
@@ -428,8 +444,9 @@ def measure_peaks(shape, sharing):
 def profile(shape, sharing):
     import cProfile
     import pstats
-    config = AlbertConfig.from_preset(shape["preset"], vocab_size=shape["vocab_size"], sharing=sharing)
-    step = MinishareStep(config, make_batch(config, shape["batch_size"], shape["seq_len"]))
+    config = config_of(shape, sharing)
+    step = MinishareStep(config, make_batch(config, shape["batch_size"], shape["seq_len"]),
+                         gather=ARGS.mlm == "masked")
     step()
     profiler = cProfile.Profile()
     profiler.enable()

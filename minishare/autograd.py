@@ -50,9 +50,9 @@ def is_grad_enabled():
 def accumulate(total, grad):
     """The sum rule of reverse mode: a tensor used several times gets the sum of the gradients of
     its uses. (Assigning instead of adding would keep only the last use: sharing would break.)
-    ``total`` is None before the first use. The result is a new array (a copy of the first
-    gradient), so no later change to it reaches a gradient that other tensors share."""
-    total = grad.copy() if total is None else total + grad
+    ``total`` is None before the first use; the first gradient is then the total as it is, not
+    a copy: no backward writes into a gradient it was given, so one array may serve several."""
+    total = grad if total is None else total + grad
     return backend.xp.asarray(total)   # NumPy makes a 0-d sum a scalar; a gradient is an array
 
 
@@ -83,8 +83,8 @@ def backward(root, grad=None, retain_graph=False):
         g = pending.pop(id(node), None)
         if g is None:
             continue
-        if node._ctx is None:                     # a leaf keeps the sum in .grad
-            node.grad = accumulate(node.grad, g)
+        if node._ctx is None:                     # a leaf keeps the sum in .grad, an array of its own
+            node.grad = accumulate(node.grad, g.copy())   # (g may be shared, or a broadcast view)
             continue
         node._ctx.check_versions(node)
         grads = node._ctx.backward(g)             # the chain rule, one op at a time

@@ -104,6 +104,35 @@ def test_gelu(approximate, ref):
     check(lambda x: F.gelu(x, approximate=approximate), leaf(x_host))
 
 
+def gelu_tanh_derivative_ref(x):
+    """d/dx of x (1 + tanh u)/2, u = c (x + 0.044715 x³), by the product and chain rules."""
+    c = math.sqrt(2 / math.pi)
+    t = np.tanh(c * (x + 0.044715 * x ** 3))
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * c * (1 + 3 * 0.044715 * x ** 2)
+
+
+@pytest.mark.parametrize("approximate, ref", [("none", gelu_exact_ref), ("tanh", gelu_tanh_ref)])
+def test_gelu_of_an_array_of_many_cache_blocks(approximate, ref):
+    """Large inputs run in blocks (minishare.ops.blocks): the same values as the formula, and the
+    tanh one's gradient, everywhere, the last partial block too."""
+    x_host = 4 * randn(3, 50, 701, seed=5)                  # 105,150 float64: several blocks and a rest
+    x = leaf(x_host)
+    out = F.gelu(x, approximate=approximate)
+    np.testing.assert_allclose(host(out), ref(x_host), rtol=1e-12, atol=1e-15)
+    if approximate == "tanh":
+        out.sum().backward()
+        np.testing.assert_allclose(grad_of(x), gelu_tanh_derivative_ref(x_host), rtol=1e-12, atol=1e-15)
+
+
+def test_elementwise_in_blocks_gathers_each_element_from_its_block():
+    from minishare import backend
+    from minishare.ops.blocks import BLOCK_BYTES, elementwise_in_blocks
+    x = np.arange(5 * (3 * BLOCK_BYTES // 40 + 1), dtype=np.float64).reshape(-1, 5)   # 3 blocks + a rest
+    twice, nothing = elementwise_in_blocks(lambda v: (2 * v, None), backend.asarray(x))
+    assert nothing is None
+    np.testing.assert_array_equal(host(twice), 2 * x)
+
+
 def test_gelu_exact_hand_values():
     # GELU(1) = Φ(1) = 0.8413447460685429; GELU(-1) = -Φ(-1)
     out = host(F.gelu(leaf(np.array([1.0, -1.0, 0.0]))))

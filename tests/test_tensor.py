@@ -44,11 +44,22 @@ def test_accumulation_check_fails_when_accumulation_is_assignment(monkeypatch):
         check_accumulation()
 
 
-def test_accumulate_adds_and_copies():
+def test_accumulate_adds_into_a_new_array():
     g = backend.asarray(np.array([1.0, 2.0]))
     first = autograd.accumulate(None, g)
-    assert first is not g                               # a copy: later in-place adds stay private
-    np.testing.assert_array_equal(host(autograd.accumulate(first, g)), [2.0, 4.0])
+    total = autograd.accumulate(first, g)
+    np.testing.assert_array_equal(host(total), [2.0, 4.0])
+    np.testing.assert_array_equal(host(g), [1.0, 2.0])  # the sum went into a new array
+
+
+def test_each_leaf_grad_is_an_array_of_its_own():
+    """Add's backward hands one gradient array to both inputs, and Sum's is a broadcast view; the
+    leaves still get writable gradients of their own, so scaling one in place leaves the other."""
+    a, b = leaf(np.ones(3)), leaf(np.ones(3))
+    (a + b).sum().backward()
+    a.grad *= 2                                         # what an in-place clipping would do
+    np.testing.assert_array_equal(host(a.grad), [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(host(b.grad), [1.0, 1.0, 1.0])
 
 
 def test_shared_embedding_rows_and_tensor_reuse_accumulate():

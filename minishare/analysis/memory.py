@@ -295,7 +295,7 @@ def depth_sweep(make_model, depths, loss_fn, sharings=("not-shared", "all-shared
 def profile_step(model, loss_fn, optimizer, steps=3):
     """Where a training step's time goes, by Python's profiler: CPU seconds per step in the sum
     rule of reverse mode (``autograd.accumulate``, which every gradient goes through: the gradient
-    of a tensor used k times is a copy of the first and k - 1 additions), in ``optimizer.step``
+    of a tensor used k times is the first one and k - 1 additions), in ``optimizer.step``
     and in all. The profiler slows Python
     calls, so compare the parts as shares of the total, not with unprofiled times. One untimed
     step comes first; the model and the optimizer are restored afterwards."""

@@ -32,11 +32,12 @@ class CrossEntropy(Function):
         rows = xp.arange(N)
         shifted = logits - logits.max(axis=1, keepdims=True)           # (N, C), a new array
         picked = shifted[rows, safe_target]                            # (N,)
-        p = xp.exp(shifted, out=shifted)                               # in place from here on
-        total = p.sum(axis=1, keepdims=True)                           # (N, 1)
-        p /= total                                                     # softmax, (N, C)
-        losses = (xp.log(total[:, 0]) - picked) * self.valid           # (N,)
-        self.p, self.rows, self.target, self.reduction = p, rows, safe_target, reduction
+        e = xp.exp(shifted, out=shifted)                               # in place
+        total = e @ xp.ones(C, dtype=e.dtype)                          # (N,), Σ_c: one BLAS pass
+        losses = (xp.log(total) - picked) * self.valid                 # (N,)
+        # softmax = e / total: backward divides, in the product it makes anyway (one pass less)
+        self.e, self.total, self.rows, self.target = e, total, rows, safe_target
+        self.reduction = reduction
         self.count = xp.maximum(self.valid.sum(), 1).astype(logits.dtype)   # on the device: no sync
         if reduction == "none":
             return losses
@@ -46,6 +47,6 @@ class CrossEntropy(Function):
         # each row's factor: the upstream gradient (per row, or shared by the mean or sum), 0 if ignored
         scale = grad / self.count if self.reduction == "mean" else grad   # (N,) for "none", else 0-d
         scale = self.valid * scale                                     # (N,)
-        dz = self.p * scale[:, None]                                   # softmax part, (N, C)
+        dz = self.e * (scale / self.total)[:, None]                    # softmax part, (N, C)
         dz[self.rows, self.target] -= scale                            # minus the one-hot part
         return dz, None

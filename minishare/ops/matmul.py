@@ -1,5 +1,5 @@
 """Matrix products: ``matmul`` (batched and broadcast, as NumPy's ``@``) and ``linear``."""
-from minishare.ops.elementwise import unbroadcast
+from minishare.ops.elementwise import sum_rows, unbroadcast
 from minishare.tensor import Function
 
 
@@ -50,4 +50,4 @@ class Linear(Function):
         g2 = grad.reshape(-1, grad.shape[-1])                 # (rows, out)
         grad_x = (g2 @ self.weight).reshape(*self.lead, -1)   # (..., in)
         grad_w = g2.T @ self.x2                               # (out, in)
-        return (grad_x, grad_w, g2.sum(axis=0)) if self.has_bias else (grad_x, grad_w)
+        return (grad_x, grad_w, sum_rows(g2)) if self.has_bias else (grad_x, grad_w)

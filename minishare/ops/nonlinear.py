@@ -2,6 +2,7 @@
 import math
 
 from minishare import backend
+from minishare.ops.blocks import elementwise_in_blocks
 from minishare.tensor import Function
 
 
@@ -77,7 +78,9 @@ class GELU(Function):
         if approximate not in ("none", "tanh"):
             raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
         need_grad = self.needs_input_grad is None or self.needs_input_grad[0]
-        y, self.dydx = (_gelu_tanh if approximate == "tanh" else _gelu_erf)(x, need_grad)
+        gelu = _gelu_tanh if approximate == "tanh" else _gelu_erf
+        # a chain of elementwise steps: run in cache-sized blocks (minishare.ops.blocks)
+        y, self.dydx = elementwise_in_blocks(lambda block: gelu(block, need_grad), x)
         return y
 
     def backward(self, grad):
@@ -85,28 +88,26 @@ class GELU(Function):
 
 
 def _gelu_tanh(x, need_grad):
-    """y and (if ``need_grad``) dy/dx of the tanh GELU, in place on new arrays: few temporaries."""
+    """y and (if ``need_grad``) dy/dx of the tanh GELU, in place on new arrays: few passes. With
+    h = (1 + t)/2, y = x h, and as 1 - t² = (1 - t)(1 + t), dy/dx = h (1 + x u' (1 - t))."""
     xp = backend.xp
-    t = x * x                                                      # x²
-    t *= _C * 0.044715
-    t += _C                                                        # √(2/π) (1 + 0.044715 x²)
-    t *= x                                                         # u
-    xp.tanh(t, out=t)                                              # t = tanh(u)
-    y = t + 1
-    y *= x
-    y *= 0.5
+    x2 = x * x                                                     # x²
+    h = x2 * (_C * 0.044715)
+    h += _C                                                        # √(2/π) (1 + 0.044715 x²)
+    h *= x                                                         # u
+    xp.tanh(h, out=h)                                              # t
+    h += 1
+    h *= 0.5                                                       # h = (1 + t)/2
+    y = x * h
     if not need_grad:
         return y, None
-    d = x * x
-    d *= _C * 3 * 0.044715
-    d += _C                                                        # u'
-    d *= x                                                         # x u'
-    t2 = t * t
-    xp.subtract(1, t2, out=t2)                                     # 1 - t²
-    d *= t2
+    d = x2                                                         # x² is not needed again
+    d *= 2 * _C * 3 * 0.044715
+    d += 2 * _C                                                    # 2u'
+    d *= x
+    d *= 1 - h                                                     # 2 x u' (1 - h) = x u' (1 - t)
     d += 1
-    d += t                                                         # 1 + t + x (1 - t²) u'
-    d *= 0.5
+    d *= h                                                         # h (1 + x u' (1 - t))
     return y, d
 
 
