@@ -349,3 +349,14 @@ def test_import_needs_no_matplotlib():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     subprocess.run([sys.executable, "-c", code], check=True, cwd=root,
                    env={**os.environ, "PYTHONPATH": root})
+
+
+def test_band_keeps_the_mean_of_equal_seeds_inside_their_range():
+    """Three seeds with the same value: the float mean (0.1 + 0.1 + 0.1) / 3 is one ulp above 0.1,
+    which made the held-out error bar negative and matplotlib refuse the figure."""
+    from minishare.analysis.figure_style import band
+    from minishare.analysis.training_figures import plot_convergence
+    mean, low, high = band([[0.1, 0.7], [0.1, 0.7], [0.1, 0.7]])
+    assert low[0] <= mean[0] <= high[0] and low[1] <= mean[1] <= high[1]
+    history = [{"step": 1, "loss": 1.0}, {"step": 2, "loss": 0.5, "eval_loss": 0.1}]
+    plot_convergence({"a": [history, history, history]}, x="step", y="loss", eval_y="eval_loss")

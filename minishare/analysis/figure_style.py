@@ -92,6 +92,10 @@ def series_style(i, n=1):
 
 
 def band(curves):
-    """Mean, min and max, point by point, of equally long curves (one per seed)."""
+    """Mean, min and max, point by point, of equally long curves (one per seed). The mean is
+    clamped into [min, max]: the rounded sum of equal values can land one ulp outside them, and an
+    error bar of negative length is refused by matplotlib."""
     columns = list(zip(*curves))
-    return ([sum(c) / len(c) for c in columns], [min(c) for c in columns], [max(c) for c in columns])
+    low, high = [min(c) for c in columns], [max(c) for c in columns]
+    mean = [min(max(sum(c) / len(c), lo), hi) for c, lo, hi in zip(columns, low, high)]
+    return mean, low, high
