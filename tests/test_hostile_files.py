@@ -120,15 +120,21 @@ def test_plan_length_from_config_json_is_bounded(field, value, tmp_path):
     assert "config.json" in out and field in out and "at most" in out, out
 
 
-def test_plan_length_from_checkpoint_metadata_is_bounded(tmp_path):
+def checkpoint_with_config(tmp_path, field, value):
+    """A saved checkpoint whose metadata says ``config[field] = value`` (an edited file)."""
     path = str(tmp_path / "ckpt.npz")
     checkpoint.save(AlbertForPreTraining(AlbertConfig(**TINY)), path)
     with np.load(path) as npz:
         files = {key: npz[key] for key in npz.files}
     meta = json.loads(files["__meta__"].tobytes().decode())
-    meta["config"]["num_hidden_layers"] = 10 ** 9
+    meta["config"][field] = value
     files["__meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
     np.savez(path, **files)
+    return path
+
+
+def test_plan_length_from_checkpoint_metadata_is_bounded(tmp_path):
+    path = checkpoint_with_config(tmp_path, "num_hidden_layers", 10 ** 9)
     out = bounded("from minishare import checkpoint\n" + outcome_of(f"checkpoint.load({path!r})"))
     assert out.startswith("CheckpointError:") and path in out and "num_hidden_layers" in out \
         and "at most" in out, out
@@ -263,14 +269,7 @@ def test_config_json_fields_name_field_file_and_range(field, value, words, tmp_p
 
 
 def test_layer_norm_eps_must_be_finite_in_checkpoint_metadata(tmp_path):
-    path = str(tmp_path / "ckpt.npz")
-    checkpoint.save(AlbertForPreTraining(AlbertConfig(**TINY)), path)
-    with np.load(path) as npz:
-        files = {key: npz[key] for key in npz.files}
-    meta = json.loads(files["__meta__"].tobytes().decode())
-    meta["config"]["layer_norm_eps"] = float("inf")
-    files["__meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
-    np.savez(path, **files)
+    path = checkpoint_with_config(tmp_path, "layer_norm_eps", float("inf"))
     with pytest.raises(CheckpointError, match="layer_norm_eps.*finite"):
         checkpoint.load(path)
 

@@ -71,8 +71,7 @@ def claims_block(figures, experiment):
     base = [b for b in found["baselines"] if b["experiment"] == experiment]
     lines = []
     if base:
-        lines += ["No-model baselines: " + "; ".join(f"{b['name']} {b['value']:.3f} ({b['metric']})" for b in base)
-                  + ".", ""]
+        lines += [ledger.baseline_line(base), ""]
     if statements:
         lines += ["Paired by seed (a seed fixes the data order, the held-out set and the initialization of "
                   "every arm); an effect shows only where its 95% interval excludes zero, after Holm's "

@@ -108,6 +108,11 @@ def baseline(experiment, metric, name, value):
     return {"experiment": experiment, "metric": metric, "name": name, "value": float(value)}
 
 
+def baseline_line(baselines):
+    """An experiment's no-model baselines as one sentence, printed beside its models."""
+    return "No-model baselines: " + "; ".join(f"{b['name']} {b['value']:.3f} ({b['metric']})" for b in baselines) + "."
+
+
 def problems(ledger):
     """What is wrong with a ledger ({"claims": [...], "baselines": [...]}): a list of sentences,
     empty when every verdict and statement agrees with its numbers."""

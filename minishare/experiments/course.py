@@ -194,5 +194,5 @@ def what_this_run_shows(name, result):
         found = {key: [x for x in ledger[key] if x["experiment"] == name] for key in ("claims", "baselines")}
     notes = (module.observations(result) if hasattr(module, "observations") else []) + \
         [c["statement"] for c in found["claims"]]
-    lines = [reproduce.baseline_line(found["baselines"]), ""] if found["baselines"] else []
+    lines = [claims.baseline_line(found["baselines"]), ""] if found["baselines"] else []
     return "\n".join(lines + ["What this run shows:", ""] + [f"- {note}" for note in notes])

@@ -151,11 +151,6 @@ def ledger_of(module, result, settings):
     return {"claims": found, "baselines": base}
 
 
-def baseline_line(baselines):
-    """The no-model baselines of an experiment, as one sentence printed beside its models."""
-    return "No-model baselines: " + "; ".join(f"{b['name']} {b['value']:.3f} ({b['metric']})" for b in baselines) + "."
-
-
 def _markdown(sections, settings, out):
     lines = ["# minishare: the papers' claims, measured at small scale", "",
              f"Settings: {'quick (CI)' if settings.quick else 'full'} run; every model is tiny and trained on "
@@ -164,7 +159,7 @@ def _markdown(sections, settings, out):
     for title, figs, text, notes, found in sections:
         lines += [f"## {title}", "", text, ""]
         if found["baselines"]:
-            lines += [baseline_line(found["baselines"]), ""]
+            lines += [claims.baseline_line(found["baselines"]), ""]
         for caption, paths in figs:
             png = next(p for p in paths if p.endswith(".png"))
             lines += [f"![{caption}]({os.path.relpath(png, out)})", f"*{caption}*", ""]

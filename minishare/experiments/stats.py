@@ -144,8 +144,7 @@ def verdict(comparison, better, shows=None):
     ``holm``); by default the 95% interval decides. Nothing shows whose interval includes zero."""
     if better not in ("lower", "higher"):
         raise ValueError(f"better must be 'lower' or 'higher', got {better!r}")
-    shows = excludes_zero(comparison["interval"]) if shows is None else shows
-    if not (shows and excludes_zero(comparison["interval"])):
+    if shows is False or not excludes_zero(comparison["interval"]):
         return "cannot tell"
     a_lower = comparison["difference"] < 0
     return "a better" if a_lower == (better == "lower") else "b better"
