@@ -2,14 +2,15 @@
 does, and the activations of truncated backpropagation, which grow with k, not r.
 
 A looped model (``models.LoopedForTokenClassification``) is a plan whose depth is chosen at run
-time (``sharing.looped_plan``): P + r·R + C positions served by P + R + C layers. So
+time (``sharing.looped_plan``): P + r·R + C positions served by P + R + C layers. So::
 
-    parameters            F·V·H  +  (P + R + C) · layer  +  LayerNorms  +  adapter  +  head
-                          (``analysis.params.count_parameters``: each shared tensor once; no r)
-    MACs per token        (P + r·R + C) · (4H² + 2TH + 2HI)  +  r · 2H²  +  H·L
-                          (layers as ``analysis.flops`` counts them; the adapter A [s; e], 2H -> H,
-                          only with ``injection="concat"``; the head H -> L labels)
-    activations           outside + k · per_iteration      (only the last k iterations keep theirs)
+    parameters      F·V·H + (P + R + C)·layer + LayerNorms + adapter + head      (no r)
+    MACs per token  (P + r·R + C)·(4H² + 2TH + 2HI) + r·2H² + H·L
+    activations     outside + k · per_iteration
+
+Parameters are counted by ``analysis.params.count_parameters`` (each shared tensor once); the
+layers' MACs as ``analysis.flops`` counts them, the adapter A [s; e] (2H -> H) only with
+``injection="concat"``, the head H -> L labels; only the last k iterations keep activations.
 
 The activation model is measured, not derived: ``activation_model`` reads the bytes the graph
 saves (``analysis.memory.activation_bytes``) at (r, k) = (2, 1) and (2, 2), so that "outside"
