@@ -22,6 +22,8 @@ Strategies (names accepted by ``Plan.build``):
 - ALBERT (Lan et al., 2019, Sec. 3.1, Table 4): ``"all-shared"``, ``"shared-attention"``,
   ``"shared-ffn"``, ``"not-shared"`` (``ALBERT_TABLE_4``).
 - Universal Transformer (Dehghani et al., 2018): ``"universal"``, one layer reused at every depth.
+- Looped depth (Yang et al., 2023; Geiping et al., 2025): ``looped_plan``, a prelude, R recurrent
+  sets repeated r times and a coda, where r is chosen when the model runs (``minishare.nn.looped``).
 - An explicit schedule written by hand: a list such as ``[0, 1, 1, 0]`` for every component, or a
   dict per component such as ``{"attention": [0, 0, 0, 0], "ffn": [0, 1, 2, 3]}``.
 
@@ -114,6 +116,23 @@ def named_schedules(strategy, N, M=None):
     if strategy in TAKASE_KIYONO:
         return dict.fromkeys(COMPONENTS, assign(strategy, N, M))   # every component alike
     return albert_schedules("all-shared" if strategy == "universal" else strategy, N)
+
+
+# ---- looped depth (Yang et al., 2023; Geiping et al., 2025): a depth chosen at run time ---------
+# P prelude sets run once, R recurrent sets run r times, C coda sets run once: P = 1, R = 1, C = 1
+# with r = 4 is  A B B B B C.  The plan is the schedule of one call; the model picks r per call.
+
+def looped(n_prelude, n_recurrent, n_coda, iterations):
+    """Set index of each of the P + r·R + C positions of a looped stack iterated r times:
+    prelude sets 0..P-1, then the R recurrent sets P..P+R-1 repeated r times, then the coda's."""
+    P, R, C, r = _check_looped(n_prelude, n_recurrent, n_coda, iterations)
+    block = list(range(P, P + R))
+    return list(range(P)) + block * r + list(range(P + R, P + R + C))
+
+
+def looped_plan(n_prelude, n_recurrent, n_coda, iterations):
+    """The ``Plan`` of ``looped``: every component follows the same schedule."""
+    return Plan(dict.fromkeys(COMPONENTS, looped(n_prelude, n_recurrent, n_coda, iterations)), name="looped")
 
 
 # ---- the plan ---------------------------------------------------------------------------------
@@ -252,6 +271,20 @@ def _check_takase_kiyono(strategy, n_layers, n_unique):
                            f"blocks of floor(N/M) = {N // M} positions would make "
                            f"{-(-N // (N // M))} sets, not {M} (Takase & Kiyono, Sec. 2)")
     return N, M
+
+
+def _check_looped(n_prelude, n_recurrent, n_coda, iterations):
+    """(P, R, C, r) of a looped stack: R >= 1 recurrent sets run r >= 1 times, P, C >= 0, and at
+    most MAX_LAYERS positions in all."""
+    P, C = (check_int(n, name) for n, name in ((n_prelude, "n_prelude"), (n_coda, "n_coda")))
+    R, r = check_int(n_recurrent, "n_recurrent"), check_int(iterations, "iterations")
+    if min(P, C) < 0 or min(R, r) < 1:
+        raise InvalidValue(f"a looped stack needs n_prelude >= 0, n_recurrent >= 1, n_coda >= 0 and "
+                           f"iterations >= 1, got {P}, {R}, {C} and {r}")
+    if P + r * R + C > MAX_LAYERS:
+        raise InvalidValue(f"{P} + {r}·{R} + {C} positions; a plan has at most {MAX_LAYERS:,} "
+                           "(sharing.MAX_LAYERS)")
+    return P, R, C, r
 
 
 def _check_n_layers(n_layers):

@@ -16,14 +16,16 @@ share of a batch by how many of the batch's items it holds::
                                    named "loss"), the other names reported as metrics
     task.loss_counts(batch)        {name: int}: the items each term averages over (host arrays only)
 
-Three tasks: ALBERT pre-training (MLM + SOP or NSP), a toy sequence-to-sequence task for the
-encoder-decoder, and next-token language modelling for the decoder-only LM.
+Four tasks: ALBERT pre-training (MLM + SOP or NSP), a toy sequence-to-sequence task for the
+encoder-decoder, next-token language modelling for the decoder-only LM, and the pointer forests
+of chapter 14 for the looped model (which trains with a number of iterations drawn per batch).
 """
 import numpy   # host-side data handling: batches are NumPy arrays until the model moves them
 
 from minishare import backend
-from minishare.data import pretraining, seq2seq
+from minishare.data import forest as forests, pretraining, seq2seq
 from minishare.errors import InvalidValue
+from minishare.nn.looped import sample_iterations
 from minishare.tensor import no_grad
 
 IGNORE_INDEX = pretraining.IGNORE_INDEX
@@ -245,3 +247,39 @@ class LanguageModelingTask:
         with no_grad():
             loss = model(self.eval_windows, labels=self.eval_windows).loss.item()
         return {"loss": loss, "perplexity": float(numpy.exp(loss))}
+
+
+class PointerForestTask:
+    """The roots of pointer forests (``data.forest``) for a looped token classifier
+    (``models.LoopedForTokenClassification``). Each batch draws its depth uniformly from
+    ``train_depths`` and, with ``mean_iterations`` set, its number of iterations r from
+    ``nn.looped.sample_iterations`` (None: the model's own fixed r, a not-shared baseline);
+    both are pure functions of (seed, batch index). Evaluation: loss and accuracy at the model's
+    r on held-out forests of the deepest training depth, and the accuracy at its deepest nodes."""
+
+    def __init__(self, forest, train_depths, batch_size=32, seed=0, mean_iterations=None, n_eval=64):
+        self.forest, self.batch_size, self.seed = forest, batch_size, seed
+        self.train_depths = tuple(forest.check_depth(d) for d in train_depths)
+        self.mean_iterations = mean_iterations
+        self.eval_batch = forest.batch(numpy.random.default_rng((seed, 10_000)), n_eval, max(self.train_depths))
+
+    def batch(self, index):
+        rng = numpy.random.default_rng((self.seed, index))
+        depth = self.train_depths[int(rng.integers(len(self.train_depths)))]
+        batch = self.forest.batch(rng, self.batch_size, depth)
+        if self.mean_iterations is not None:
+            batch["iterations"] = sample_iterations(rng, self.mean_iterations)
+        return batch
+
+    def loss(self, model, batch):
+        return model(batch["input_ids"], labels=batch["labels"], iterations=batch.get("iterations")).loss, {}
+
+    def evaluate(self, model):
+        batch = self.eval_batch
+        with no_grad():
+            out = model(batch["input_ids"], labels=batch["labels"])
+        predictions = _predictions(out.logits)
+        deepest = batch["depths"] == batch["depths"].max()
+        return {"loss": out.loss.item(),
+                "accuracy": _accuracy(predictions, batch["labels"], numpy.ones_like(deepest)),
+                "accuracy_deepest": _accuracy(predictions, batch["labels"], deepest)}

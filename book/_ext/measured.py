@@ -398,6 +398,33 @@ def act_rows(settings, figures):
     ]
 
 
+# --- chapter 14: looped depth -------------------------------------------------------------------------
+def looped_rows(settings, figures):
+    from minishare.experiments import exp_looped
+
+    def beyond(arm, r=None):
+        def f(res):
+            rr = None if r is None else r(res)
+            return pct(stats.spread([exp_looped.beyond_accuracy(res, s, arm, rr) for s in _get(res, "seeds")]))
+        return f
+
+    def peaks(res):
+        return ", ".join(str(exp_looped.best_r(res, s)[0]) for s in _get(res, "seeds"))
+    return [
+        ("accuracy rises with test-time iterations",
+         "recurrent depth: accuracy on reasoning benchmarks rises with test-time iterations (Geiping et al., "
+         "2025); a looped Transformer matches a standard one on in-context linear regression with under "
+         "10% of its parameters (Yang et al., 2023)",
+         lambda res: f"beyond training: {beyond('looped', lambda x: 1)(res)} at r = 1, "
+                     f"{beyond('looped', lambda x: x['mean_iterations'])(res)} at r = r̄ = {res['mean_iterations']}, "
+                     f"{beyond('looped', exp_looped.long_r)(res)} at r = {exp_looped.long_r(res)}"),
+        ("against not-shared models of the same parameters and the same compute", "not reported on this task",
+         lambda res: f"same parameters {beyond(exp_looped.ARMS[1])(res)}, same compute {beyond(exp_looped.ARMS[2])(res)}"),
+        ("where more iterations stop helping", "not reported on this task",
+         lambda res: f"accuracy beyond training peaks at r = {peaks(res)} (per seed)"),
+    ]
+
+
 def regularizer_rows(settings, figures):
     def gap(v):
         return lambda r: num(_get(r, "models", v, "gap"))
@@ -423,4 +450,5 @@ def tables(figures):
         "flops": claims_table("flops", figures, flops_rows),
         "act": claims_table("act", figures, act_rows),
         "regularizer": claims_table("regularizer", figures, regularizer_rows),
+        "looped": claims_table("looped", figures, looped_rows),
     }

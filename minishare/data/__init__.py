@@ -1,5 +1,5 @@
 """Host-side data for minishare: corpora, a BPE tokenizer, ALBERT pre-training examples (MLM with
-SOP or NSP) and toy sequence-to-sequence tasks. Everything here produces NumPy int64 arrays and
+SOP or NSP), toy sequence-to-sequence tasks and pointer forests. Everything here produces NumPy int64 arrays and
 needs only NumPy and the standard library; the model side moves them to its backend.
 
 ``PIPELINE_VERSION`` names this version of what the data code produces (corpora, tokenizer,
@@ -7,6 +7,7 @@ examples, batches): the reproduction's caches are keyed by it, so a change here 
 example must raise it, and every cached result made before is then made again."""
 from minishare.data.corpus import (EVENTS, default_corpus, grammar_corpus, load_text,
                                    split_sentences)
+from minishare.data.forest import PointerForest, follow_to_root
 from minishare.data.pretraining import (IGNORE_INDEX, PretrainingData, collate, mask_tokens,
                                         ngram_probabilities, segment_pairs, select_spans,
                                         split_documents, truncate_pair)
@@ -23,5 +24,5 @@ __all__ = [
     "PretrainingData", "split_documents", "segment_pairs", "select_spans", "mask_tokens",
     "ngram_probabilities", "collate", "truncate_pair", "IGNORE_INDEX",
     "get_task", "CopyTask", "ReverseTask", "SortTask", "AdditionTask", "ScanTask", "PointerTask",
-    "PAD_ID", "BOS_ID", "EOS_ID",
+    "PAD_ID", "BOS_ID", "EOS_ID", "PointerForest", "follow_to_root",
 ]

@@ -54,6 +54,17 @@ class Settings:
     lm_model: dict               # Vanilla LM's width (decoder-only)
     lm_layers: int               # n: Vanilla M = N = n, strategies M = n at N = 2n
     lm_norm: str                 # LN position of the LM runs
+    # looped depth ("looped", chapter 14): pointer forests (data.forest), three arms per seed
+    looped_forest: dict          # PointerForest fields: n_symbols, n_chains
+    looped_model: dict           # LoopedConfig width: hidden_size, num_attention_heads, intermediate_size
+    looped_train_depths: tuple   # forest depths of the training batches
+    looped_test_depth: int       # depth of the test forests (nodes at every depth 0..it)
+    looped_iterations: tuple     # (r̄, k): mean iterations in training, the last k backpropagated
+    looped_max_iterations: int   # test-time r from 1 to this
+    looped_steps: int
+    looped_batch_size: int
+    looped_lr: float
+    looped_test_forests: int
 
     def key(self):
         """What a cached result depends on: rerunning with other settings retrains."""
@@ -86,7 +97,11 @@ QUICK = Settings(quick=True, seeds=(0, 1), few_seeds=(0, 1), pretrain_corpus="gr
                  takase_layers=2, takase_norms=("post", "pre"),
                  lm_corpus="grammar", lm_steps=20, lm_batch_size=8, lm_seq_len=32, lm_lr=3e-3, lm_evals=2,
                  lm_model=dict(hidden_size=16, num_attention_heads=2, intermediate_size=64),
-                 lm_layers=2, lm_norm="pre")
+                 lm_layers=2, lm_norm="pre",
+                 looped_forest=dict(n_symbols=12, n_chains=2), looped_train_depths=(1, 2), looped_test_depth=4,
+                 looped_model=dict(hidden_size=16, num_attention_heads=2, intermediate_size=32),
+                 looped_iterations=(3, 2), looped_max_iterations=6, looped_steps=15, looped_batch_size=8,
+                 looped_lr=3e-3, looped_test_forests=16)
 
 # Full: the book's numbers. Every choice below comes from pilots on this machine's 2 cores (seed 0
 # unless said; CPU-s by time.process_time), reported in the closing note of issue 18:
@@ -138,7 +153,17 @@ FULL = Settings(quick=False, seeds=(0, 1, 2, 3, 4), few_seeds=(0, 1, 2), pretrai
                 # 1.64 (perplexity 5.2); 400 steps, Pre-LN as before
                 lm_corpus="grammar", lm_steps=400, lm_batch_size=16, lm_seq_len=64, lm_lr=3e-3, lm_evals=4,
                 lm_model=dict(hidden_size=64, num_attention_heads=4, intermediate_size=256),
-                lm_layers=3, lm_norm="pre")
+                lm_layers=3, lm_norm="pre",
+                # looped, from one pilot (seed 0, the looped arm, 2 shared cores): 0.07 CPU-s per step;
+                # after 800 steps depths up to 3 were solved at r = 1, depth 4 (the deepest trained)
+                # rose from 0.01 at r = 1 to 0.82 at r = 7, and depths 5-7 (beyond training) rose
+                # from 0.02 to 0.43, 0.32, 0.24 at r = 9-11, then fell slowly (0.36, 0.28, 0.23 at
+                # r = 16), still rising with steps. 1,500 steps; the same-compute arm (7 layers,
+                # full backpropagation) costs about twice the looped one: about 20 CPU-minutes in all.
+                looped_forest=dict(n_symbols=32, n_chains=4), looped_train_depths=(1, 2, 3, 4), looped_test_depth=7,
+                looped_model=dict(hidden_size=64, num_attention_heads=2, intermediate_size=128),
+                looped_iterations=(6, 3), looped_max_iterations=24, looped_steps=1500, looped_batch_size=32,
+                looped_lr=3e-3, looped_test_forests=128)
 
 # Long: for an overnight run or a GPU. More seeds and updates, and Pre-LN in Takase & Kiyono's
 # comparison; its cost is the estimate ``reproduce`` prints before it starts (about 8 times the

@@ -1,7 +1,8 @@
-"""Models: ALBERT/BERT for pre-training (in and out of Hugging Face's layout: ``hub``), an encoder-decoder and a decoder-only language model."""
+"""Models: ALBERT/BERT for pre-training (in and out of Hugging Face's layout: ``hub``), an encoder-decoder, a decoder-only language model and a looped token classifier."""
 from minishare.models.albert import AlbertForPreTraining, AlbertMLMHead, AlbertModel
 from minishare.models.bert import BertForPreTraining
 from minishare.models.config import AlbertConfig, TransformerConfig
+from minishare.models.looped import LoopedConfig, LoopedForTokenClassification
 from minishare.models.outputs import ModelOutput
 from minishare.models.presets import PRESETS
 from minishare.models.seq2seq import DecoderLM, EncoderDecoderModel

@@ -1,0 +1,296 @@
+"""Cases of exercise 17: the schedule against its definition written as a loop, the looped block
+against a NumPy version of its one Post-LN layer iterated with the input re-injected, and its
+gradients (full, and truncated to the last k iterations) against finite differences of that
+version, where truncation means the state s_{r−k} is held fixed.
+
+Each probe calls ``loop`` (the student's module) and returns arrays and numbers; the judges, run by
+the grader, check them against what this file computes itself."""
+import math
+
+import numpy as np
+
+import minishare
+from minishare.exercises.cases import case, raises
+
+
+# --------------------------------------------------------------------------- task 1: the schedule
+def schedule_reference(P, R, C, r):
+    """Position by position: prelude, then r rounds of the block, then coda."""
+    out = []
+    for i in range(P):
+        out.append(i)
+    for _ in range(r):
+        for j in range(R):
+            out.append(P + j)
+    for i in range(C):
+        out.append(P + R + i)
+    return out
+
+
+@case("ex17_task1")
+def test_schedule_hand_worked(loop):
+    return [loop.looped_schedule(1, 1, 1, 3), loop.looped_schedule(0, 2, 0, 2)]
+
+
+@test_schedule_hand_worked.judge
+def _(out, ref):
+    assert out[0] == [0, 1, 1, 1, 2], out[0]        # A B B B C
+    assert out[1] == [0, 1, 0, 1], out[1]           # (A B) twice, no prelude or coda
+
+
+# --------------------------------------------------------------------------- task 2: the block
+LAYER = {"attention.sublayer.query": "linear", "attention.sublayer.key": "linear",
+         "attention.sublayer.value": "linear", "attention.sublayer.dense": "linear",
+         "attention.LayerNorm": "norm", "ffn.sublayer.ffn": "linear",
+         "ffn.sublayer.ffn_output": "linear", "ffn.LayerNorm": "norm"}
+
+
+def one_layer_count(H, intermediate):
+    """Parameters of one Post-LN layer: attention 4H² + 4H, FFN 2·H·I + I + H, two LayerNorms 4H."""
+    return 4 * H * H + 4 * H + 2 * H * intermediate + intermediate + H + 4 * H
+
+
+def perturbed_block(loop, H, heads, intermediate, seed):
+    """The student's block in float64, every parameter moved off its initial value."""
+    minishare.manual_seed(seed)
+    block = loop.LoopedBlock(H, heads, intermediate).double()
+    rng = np.random.default_rng(seed)
+    for p in block.parameters():
+        p.data = p.data + 0.1 * rng.standard_normal(p.shape)
+    return block
+
+
+def named_arrays(block):
+    return {name: p.numpy() for name, p in block.named_parameters()}
+
+
+def gradients(block, x):
+    return {"x": None if x.grad is None else np.asarray(x.grad, dtype=float),
+            **{name: (None if p.grad is None else np.asarray(p.grad, dtype=float))
+               for name, p in block.named_parameters()}}
+
+
+def layer_norm(z, weight, bias, eps=1e-12):
+    mean = z.mean(axis=-1, keepdims=True)
+    var = ((z - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (z - mean) / np.sqrt(var + eps) * weight + bias
+
+
+def linear(P, name, z):
+    return z @ P[f"{name}.weight"].T + P[f"{name}.bias"]
+
+
+def attention(P, z, heads):
+    B, T, H = z.shape
+    d = H // heads
+
+    def split(t):
+        return t.reshape(B, T, heads, d).transpose(0, 2, 1, 3)           # (B, heads, T, d)
+    q, k, v = (split(linear(P, f"attention.sublayer.{n}", z)) for n in ("query", "key", "value"))
+    scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(d)                  # (B, heads, T, T)
+    scores = scores - scores.max(axis=-1, keepdims=True)
+    probs = np.exp(scores)
+    probs /= probs.sum(axis=-1, keepdims=True)
+    return linear(P, "attention.sublayer.dense", (probs @ v).transpose(0, 2, 1, 3).reshape(B, T, H))
+
+
+def layer_numpy(P, z, heads):
+    """The one Post-LN layer: self-attention, then a ReLU FFN, each in its residual and LayerNorm."""
+    z = layer_norm(z + attention(P, z, heads), P["attention.LayerNorm.weight"], P["attention.LayerNorm.bias"])
+    hidden = np.maximum(linear(P, "ffn.sublayer.ffn", z), 0.0)
+    return layer_norm(z + linear(P, "ffn.sublayer.ffn_output", hidden), P["ffn.LayerNorm.weight"],
+                      P["ffn.LayerNorm.bias"])
+
+
+def iterate_numpy(P, s, x, n, heads):
+    """n iterations of s <- layer(s + x): the looped block in NumPy."""
+    for _ in range(n):
+        s = layer_numpy(P, s + x, heads)
+    return s
+
+
+def assert_one_layer(out, H, intermediate):
+    names = {f"{module}.{part}" for module in LAYER for part in ("weight", "bias")}
+    assert set(out["parameters"]) == names, \
+        f"parameters {sorted(set(out['parameters']) ^ names)} differ from ONE layer's (attention, ffn)"
+    assert out["count"] == one_layer_count(H, intermediate), \
+        f"{out['count']:,} parameters; one layer has {one_layer_count(H, intermediate):,}"
+
+
+@case("ex17_task2")
+def test_one_layer_iterated_with_the_input_reinjected(loop):
+    block = perturbed_block(loop, 8, 2, 16, seed=0)
+    rng = np.random.default_rng(1)
+    x, s = rng.standard_normal((2, 4, 8)), rng.standard_normal((2, 4, 8))
+    return {"count": minishare.count_parameters(block), "parameters": named_arrays(block), "x": x, "s": s,
+            "out": block.iterate(minishare.tensor(s), minishare.tensor(x), 3).numpy()}
+
+
+@test_one_layer_iterated_with_the_input_reinjected.judge
+def _(out, ref):
+    assert_one_layer(out, 8, 16)
+    expected = iterate_numpy(out["parameters"], out["s"], out["x"], 3, heads=2)
+    np.testing.assert_allclose(out["out"], expected, rtol=1e-9, atol=1e-10)
+
+
+# --------------------------------------------------------------------------- task 3: truncation
+@case("ex17_task3")
+def test_forward_starts_from_zero_and_truncation_keeps_it(loop):
+    block = perturbed_block(loop, 8, 2, 16, seed=2)
+    x = np.random.default_rng(3).standard_normal((2, 3, 8))
+    return {"parameters": named_arrays(block), "x": x,
+            "full": block(minishare.tensor(x), 4).numpy(),
+            "truncated": block(minishare.tensor(x), 4, backprop_iterations=1).numpy()}
+
+
+@test_forward_starts_from_zero_and_truncation_keeps_it.judge
+def _(out, ref):
+    expected = iterate_numpy(out["parameters"], np.zeros_like(out["x"]), out["x"], 4, heads=2)
+    np.testing.assert_allclose(out["full"], expected, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(out["truncated"], expected, rtol=1e-9, atol=1e-10)
+
+
+### BEGIN HIDDEN TESTS
+@case("ex17_task1")
+def test_schedule_for_many_shapes(loop):
+    shapes = [(P, R, C, r) for P in (0, 1, 3) for R in (1, 2, 3) for C in (0, 1, 2) for r in (1, 2, 5)]
+    return {" ".join(map(str, shape)): list(loop.looped_schedule(*shape)) for shape in shapes}
+
+
+@test_schedule_for_many_shapes.judge
+def _(out, ref):
+    for key, schedule in out.items():
+        P, R, C, r = map(int, key.split())
+        assert schedule == schedule_reference(P, R, C, r), (key, schedule)
+
+
+@case("ex17_task1")
+def test_schedule_refuses_what_is_no_looped_stack(loop):
+    return {"no block": raises(ValueError, loop.looped_schedule, 1, 0, 1, 2),
+            "no iteration": raises(ValueError, loop.looped_schedule, 1, 1, 1, 0),
+            "negative prelude": raises(ValueError, loop.looped_schedule, -1, 1, 0, 2),
+            "negative coda": raises(ValueError, loop.looped_schedule, 0, 1, -1, 2)}
+
+
+@test_schedule_refuses_what_is_no_looped_stack.judge
+def _(out, ref):
+    refused = [k for k, v in out.items() if v is not True]
+    assert not refused, f"not refused with a ValueError: {refused}"
+
+
+@case("ex17_task2")
+def test_zero_iterations_and_other_shapes(loop):
+    block = perturbed_block(loop, 8, 4, 12, seed=4)
+    rng = np.random.default_rng(5)
+    x, s = rng.standard_normal((3, 5, 8)), rng.standard_normal((3, 5, 8))
+    return {"count": minishare.count_parameters(block), "parameters": named_arrays(block), "x": x, "s": s,
+            "zero": block.iterate(minishare.tensor(s), minishare.tensor(x), 0).numpy(),
+            "five": block.iterate(minishare.tensor(s), minishare.tensor(x), 5).numpy()}
+
+
+@test_zero_iterations_and_other_shapes.judge
+def _(out, ref):
+    assert_one_layer(out, 8, 12)
+    np.testing.assert_allclose(out["zero"], out["s"], atol=1e-12)
+    np.testing.assert_allclose(out["five"], iterate_numpy(out["parameters"], out["s"], out["x"], 5, heads=4),
+                               rtol=1e-9, atol=1e-10)
+
+
+CHECKED = [("ffn.sublayer.ffn.weight", (0, 0)), ("ffn.sublayer.ffn.weight", (5, 3)),
+           ("ffn.sublayer.ffn_output.bias", (1,)), ("attention.sublayer.query.weight", (1, 2)),
+           ("attention.sublayer.value.weight", (3, 0)), ("attention.LayerNorm.weight", (2,)),
+           ("ffn.LayerNorm.bias", (0,)), ("x", (0, 1, 2)), ("x", (0, 2, 0))]
+
+
+def assert_gradients(out, function):
+    """Every checked entry of the gradients against central differences of ``function(P, x)``
+    (a scalar), where the entry moves in P or in x."""
+    h = 1e-6
+    for name, index in CHECKED:
+        got = out["grads"].get(name)
+        assert got is not None, f"{name}: no gradient"
+        moved = []
+        for sign in (1, -1):
+            P = {k: a.copy() for k, a in out["parameters"].items()}
+            x = out["x"].copy()
+            (x if name == "x" else P[name])[index] += sign * h
+            moved.append(function(P, x))
+        numeric = (moved[0] - moved[1]) / (2 * h)
+        assert math.isclose(float(got[index]), numeric, rel_tol=1e-5, abs_tol=1e-7), \
+            f"d/d {name}{list(index)}: {float(got[index])!r}, finite differences {numeric!r}"
+
+
+@case("ex17_task2")
+def test_full_gradient_is_the_sum_over_iterations(loop):
+    """The one layer's gradient collects every iteration's use, and x's every injection."""
+    block = perturbed_block(loop, 4, 2, 8, seed=6)
+    rng = np.random.default_rng(7)
+    x = minishare.tensor(rng.standard_normal((1, 3, 4)), requires_grad=True)
+    v = rng.standard_normal((1, 3, 4))
+    block.iterate(minishare.tensor(np.zeros((1, 3, 4))), x, 3).backward(minishare.tensor(v))
+    return {"parameters": named_arrays(block), "x": x.numpy(), "v": v, "grads": gradients(block, x)}
+
+
+@test_full_gradient_is_the_sum_over_iterations.judge
+def _(out, ref):
+    v = out["v"]
+    assert_gradients(out, lambda P, x: float((v * iterate_numpy(P, np.zeros_like(x), x, 3, heads=2)).sum()))
+
+
+@case("ex17_task3")
+def test_truncated_gradient_holds_the_early_state_fixed(loop):
+    """r = 5, k = 2: against finite differences of the last 2 iterations run from s_3, a constant
+    computed once (moving a parameter or x does not move it)."""
+    block = perturbed_block(loop, 4, 2, 8, seed=8)
+    rng = np.random.default_rng(9)
+    x = minishare.tensor(rng.standard_normal((1, 3, 4)), requires_grad=True)
+    v = rng.standard_normal((1, 3, 4))
+    block(x, 5, backprop_iterations=2).backward(minishare.tensor(v))
+    return {"parameters": named_arrays(block), "x": x.numpy(), "v": v, "grads": gradients(block, x)}
+
+
+@test_truncated_gradient_holds_the_early_state_fixed.judge
+def _(out, ref):
+    v, P0, x0 = out["v"], out["parameters"], out["x"]
+    fixed = iterate_numpy(P0, np.zeros_like(x0), x0, 3, heads=2)           # s_3 at the unmoved values
+    assert_gradients(out, lambda P, x: float((v * iterate_numpy(P, fixed, x, 2, heads=2)).sum()))
+
+
+@case("ex17_task3")
+def test_k_of_r_or_more_is_full_backpropagation(loop):
+    block = perturbed_block(loop, 4, 2, 8, seed=10)
+    rng = np.random.default_rng(11)
+    xs, v = rng.standard_normal((1, 3, 4)), rng.standard_normal((1, 3, 4))
+    out = {"parameters": named_arrays(block), "x": xs, "v": v}
+    for k in (3, 7, None):
+        block.zero_grad()
+        x = minishare.tensor(xs, requires_grad=True)
+        block(x, 3, backprop_iterations=k).backward(minishare.tensor(v))
+        out[f"grads {k}"] = gradients(block, x)
+    return out
+
+
+@test_k_of_r_or_more_is_full_backpropagation.judge
+def _(out, ref):
+    v = out["v"]
+    for k in ("3", "7", "None"):
+        assert_gradients({**out, "grads": out[f"grads {k}"]},
+                         lambda P, x: float((v * iterate_numpy(P, np.zeros_like(x), x, 3, heads=2)).sum()))
+
+
+@case("ex17_task3")
+def test_one_backpropagated_iteration_of_many(loop):
+    block = perturbed_block(loop, 4, 2, 8, seed=12)
+    rng = np.random.default_rng(13)
+    x = minishare.tensor(rng.standard_normal((2, 3, 4)), requires_grad=True)
+    v = rng.standard_normal((2, 3, 4))
+    block(x, 6, backprop_iterations=1).backward(minishare.tensor(v))
+    return {"parameters": named_arrays(block), "x": x.numpy(), "v": v, "grads": gradients(block, x)}
+
+
+@test_one_backpropagated_iteration_of_many.judge
+def _(out, ref):
+    v, P0, x0 = out["v"], out["parameters"], out["x"]
+    fixed = iterate_numpy(P0, np.zeros_like(x0), x0, 5, heads=2)
+    assert_gradients(out, lambda P, x: float((v * iterate_numpy(P, fixed, x, 1, heads=2)).sum()))
+### END HIDDEN TESTS
