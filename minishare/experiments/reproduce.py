@@ -21,7 +21,7 @@ import os
 from minishare.errors import InvalidValue
 from minishare.experiments import (exp_act, exp_albert, exp_communication, exp_embedding_size, exp_flops,
                                    exp_gradnorms, exp_layerwise, exp_lm, exp_memory, exp_params, exp_plans,
-                                   exp_regularizer, exp_sop_nsp, exp_takase, exp_tying)
+                                   exp_regularizer, exp_relaxed, exp_sop_nsp, exp_takase, exp_tying)
 from minishare import data
 from minishare.experiments import claims, runs
 from minishare.experiments.settings import FULL, QUICK
@@ -43,6 +43,7 @@ EXPERIMENTS = {
     "communication": ("Communication: what data-parallel training sends per step", exp_communication),
     "gradnorms": ("Gradient norms by layer position: Post-LN against Pre-LN, shared stacks", exp_gradnorms),
     "act": ("The Universal Transformer with Adaptive Computation Time: ponder time per token", exp_act),
+    "relaxed": ("Convert, don't retrain: a trained model made recursive, relaxed and basis-shared", exp_relaxed),
 }
 
 

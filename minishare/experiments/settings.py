@@ -48,6 +48,7 @@ class Settings:
     lm_model: dict               # Vanilla LM's width (decoder-only)
     lm_layers: int               # n: Vanilla M = N = n, strategies M = n at N = 2n
     lm_norm: str                 # LN position of the LM runs
+    relaxed: dict                # convert, don't retrain (exp_relaxed): the trained LM and its conversions
 
     def key(self):
         """What a cached result depends on: rerunning with other settings retrains."""
@@ -80,7 +81,11 @@ QUICK = Settings(quick=True, seeds=(0, 1), pretrain_steps=30, pretrain_lr=3e-3, 
                  takase_layers=2, takase_norms=("post", "pre"),
                  lm_steps=20, lm_batch_size=8, lm_seq_len=32, lm_lr=3e-3, lm_evals=2,
                  lm_model=dict(hidden_size=16, num_attention_heads=2, intermediate_size=64),
-                 lm_layers=2, lm_norm="pre")
+                 lm_layers=2, lm_norm="pre",
+                 relaxed=dict(model=dict(hidden_size=16, num_attention_heads=2, intermediate_size=64), layers=4,
+                              unique=2, norm="pre", init="average", steps=20, uptrain_steps=5, lr=3e-3,
+                              uptrain_lr=1e-3, batch_size=8, seq_len=32, ranks=(1, 2, 4, 8),
+                              basis_ranks=(4, 8, 16)))
 
 # Full. The ALBERT numbers come from pilot runs on the 2 shared cores (CPU seconds measured with
 # time.process_time, so other processes on the machine do not inflate them):
@@ -138,4 +143,12 @@ FULL = Settings(quick=False, seeds=(0, 1, 2), pretrain_steps=500, pretrain_lr=3e
                 takase_layers=3, takase_norms=("post", "pre"),
                 lm_steps=300, lm_batch_size=16, lm_seq_len=64, lm_lr=3e-3, lm_evals=6,
                 lm_model=dict(hidden_size=64, num_attention_heads=4, intermediate_size=256),
-                lm_layers=3, lm_norm="pre")
+                lm_layers=3, lm_norm="pre",
+                # Relaxed: the LM's width (H = 64) at N = 4 so that Cycle M = 2 halves it (the paper's
+                # main reduction); 300 updates as the "lm" runs (about 30 CPU-s each); ranks up to 8,
+                # where a square H x H relaxation still costs a quarter of the matrix (r (in + out) =
+                # 1,024 of 4,096); an uptraining a third of the training, its peak rate a third of it.
+                relaxed=dict(model=dict(hidden_size=64, num_attention_heads=4, intermediate_size=256), layers=4,
+                             unique=2, norm="pre", init="average", steps=300, uptrain_steps=100, lr=3e-3,
+                             uptrain_lr=1e-3, batch_size=16, seq_len=64, ranks=(1, 2, 4, 8),
+                             basis_ranks=(8, 16, 32, 64)))
