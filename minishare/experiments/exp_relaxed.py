@@ -65,6 +65,13 @@ def requests(settings):
     return {name(seed): request(seed) for name, request in _runs(settings).values() for seed in settings.seeds}
 
 
+def trained_model(out, settings, seed, progress=True):
+    """The trained not-shared LM of ``seed`` that every conversion starts from (trained into
+    ``out`` when it is not cached there)."""
+    name, request = _runs(settings)[TRAINED]
+    return cached_run(out, name(seed), progress, **request(seed))["model"]
+
+
 def _uptrain(model, task, s, seed):
     """A short uptraining of a converted model, its own schedule (warm-up and decay)."""
     ms_random.manual_seed(seed)
