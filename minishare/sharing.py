@@ -90,19 +90,6 @@ def assign(strategy, n_layers, n_unique):
     return TAKASE_KIYONO_RULES[strategy](N, M)
 
 
-# ---- ALBERT (Lan et al., 2019), Sec. 3.1, Table 4: which component is shared across layers -----
-# A shared component has one set for every position; one that is not has a set per position.
-# Cross-attention (decoders) goes with attention.
-#                   attention shared, FFN shared
-ALBERT_TABLE_4 = {
-    "all-shared":       (True,  True),
-    "shared-attention": (True,  False),
-    "shared-ffn":       (False, True),
-    "not-shared":       (False, False),
-}
-ALBERT = tuple(ALBERT_TABLE_4)
-
-
 # ---- later plans from the literature ----------------------------------------------------------
 # Worked examples, N = 6:
 #     immediate-block-wise  A A B B C C    middle-cycle (M = 4)  A B C B C D    sandwich  A B B B B C
@@ -133,6 +120,19 @@ def sandwich(N):
 LITERATURE_RULES = {"immediate-block-wise": lambda N, M: immediate_block_wise(N),
                     "middle-cycle": middle_cycle, "sandwich": lambda N, M: sandwich(N)}
 LITERATURE = tuple(LITERATURE_RULES)
+
+
+# ---- ALBERT (Lan et al., 2019), Sec. 3.1, Table 4: which component is shared across layers -----
+# A shared component has one set for every position; one that is not has a set per position.
+# Cross-attention (decoders) goes with attention.
+#                   attention shared, FFN shared
+ALBERT_TABLE_4 = {
+    "all-shared":       (True,  True),
+    "shared-attention": (True,  False),
+    "shared-ffn":       (False, True),
+    "not-shared":       (False, False),
+}
+ALBERT = tuple(ALBERT_TABLE_4)
 STRATEGIES = TAKASE_KIYONO + ALBERT + ("universal",) + LITERATURE
 
 
@@ -145,7 +145,7 @@ def albert_schedules(strategy, N):
 
 
 def named_schedules(strategy, N, M=None):
-    """One schedule per component for a named strategy: the plans of the three papers."""
+    """One schedule per component for a named strategy: the plans of the papers above."""
     if strategy in TAKASE_KIYONO:
         return dict.fromkeys(COMPONENTS, assign(strategy, N, M))   # every component alike
     if strategy in LITERATURE:
