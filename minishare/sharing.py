@@ -134,6 +134,8 @@ ALBERT_TABLE_4 = {
 }
 ALBERT = tuple(ALBERT_TABLE_4)
 STRATEGIES = TAKASE_KIYONO + ALBERT + ("universal",) + LITERATURE
+# the strategies that need M given: the others' M follows from N
+TAKES_N_UNIQUE = TAKASE_KIYONO + ("middle-cycle",)
 
 
 def albert_schedules(strategy, N):
@@ -326,7 +328,7 @@ def _check_named(sharing, n_layers, n_unique):
         raise InvalidValue(f"unknown sharing strategy {sharing!r}; known: {', '.join(STRATEGIES)}")
     if n_layers is None:
         raise InvalidValue(f"{sharing} needs n_layers")
-    if sharing in TAKASE_KIYONO + ("middle-cycle",) and n_unique is None:
+    if sharing in TAKES_N_UNIQUE and n_unique is None:
         raise InvalidValue(f"{sharing} needs n_unique, the number M of distinct layers")
     return _check_n_layers(n_layers)
 
