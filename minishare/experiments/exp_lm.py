@@ -90,7 +90,7 @@ def count_models(train_ids, windows, vocab_size, k=ADD_K):
             "bigram": float(numpy.exp(-numpy.log(bigram).mean()))}
 
 
-def _count_baselines(corpus, vocab_size, seq_len, batch_size):
+def count_baselines(corpus, vocab_size, seq_len, batch_size):
     """[(name, held-out perplexity)] of ``count_models`` on the task's own streams and windows
     (the same for every seed: the held-out split and its windows do not depend on it)."""
     task, V = make_task("lm", 0, batch_size, seq_len, corpus=corpus, vocab_size=vocab_size)
@@ -101,7 +101,7 @@ def _count_baselines(corpus, vocab_size, seq_len, batch_size):
 
 def baselines(result, settings):
     return [ledger.baseline("lm", "perplexity", name, value)
-            for name, value in _count_baselines(settings.lm_corpus, settings.vocab_size, settings.lm_seq_len,
+            for name, value in count_baselines(settings.lm_corpus, settings.vocab_size, settings.lm_seq_len,
                                                 settings.lm_batch_size)]
 
 
@@ -117,7 +117,7 @@ def figures(result, folder):
 def report(result, figs):
     n, S = result["n"], result["steps"]
     # an older result does not say how many held-out windows there were: no count models then
-    counts = _count_baselines(result["corpus"], result["vocab_size"], result["seq_len"], result["batch_size"]) if "batch_size" in result else []
+    counts = count_baselines(result["corpus"], result["vocab_size"], result["seq_len"], result["batch_size"]) if "batch_size" in result else []
     lines = [f"Decoder-only language model on the {corpus_name(result['corpus'])} (V = {result['vocab_size']:,} BPE, "
              f"windows of {result['seq_len']} tokens), {S} updates, seeds {result['seeds']}. Vanilla "
              f"M = N = {n}; Universal M = 1 at N = {n}, widened (H, FFN 4 H, embedding E = H) to "

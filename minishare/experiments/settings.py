@@ -65,6 +65,7 @@ class Settings:
     looped_batch_size: int
     looped_lr: float
     looped_test_forests: int
+    relaxed: dict                # convert, don't retrain (exp_relaxed): the trained LM and its conversions
 
     def key(self):
         """What a cached result depends on: rerunning with other settings retrains."""
@@ -101,7 +102,11 @@ QUICK = Settings(quick=True, seeds=(0, 1), few_seeds=(0, 1), pretrain_corpus="gr
                  looped_forest=dict(n_symbols=12, n_chains=2), looped_train_depths=(1, 2), looped_test_depth=4,
                  looped_model=dict(hidden_size=16, num_attention_heads=2, intermediate_size=32),
                  looped_iterations=(3, 2), looped_max_iterations=6, looped_steps=15, looped_batch_size=8,
-                 looped_lr=3e-3, looped_test_forests=16)
+                 looped_lr=3e-3, looped_test_forests=16,
+                 relaxed=dict(model=dict(hidden_size=16, num_attention_heads=2, intermediate_size=64), layers=4,
+                              unique=2, norm="pre", init="average", steps=20, uptrain_steps=5, lr=3e-3,
+                              uptrain_lr=1e-3, batch_size=8, seq_len=32, ranks=(1, 2, 4, 8),
+                              basis_ranks=(4, 8, 16)))
 
 # Full: the book's numbers. Every choice below comes from pilots on this machine's 2 cores (seed 0
 # unless said; CPU-s by time.process_time), reported in the closing note of issue 18:
@@ -163,7 +168,15 @@ FULL = Settings(quick=False, seeds=(0, 1, 2, 3, 4), few_seeds=(0, 1, 2), pretrai
                 looped_forest=dict(n_symbols=32, n_chains=4), looped_train_depths=(1, 2, 3, 4), looped_test_depth=7,
                 looped_model=dict(hidden_size=64, num_attention_heads=2, intermediate_size=128),
                 looped_iterations=(6, 3), looped_max_iterations=24, looped_steps=1500, looped_batch_size=32,
-                looped_lr=3e-3, looped_test_forests=128)
+                looped_lr=3e-3, looped_test_forests=128,
+                # Relaxed: the LM's width (H = 64) at N = 4 so that Cycle M = 2 halves it (the paper's
+                # main reduction); 300 updates as the "lm" runs (about 30 CPU-s each); ranks up to 8,
+                # where a square H x H relaxation still costs a quarter of the matrix (r (in + out) =
+                # 1,024 of 4,096); an uptraining a third of the training, its peak rate a third of it.
+                relaxed=dict(model=dict(hidden_size=64, num_attention_heads=4, intermediate_size=256), layers=4,
+                             unique=2, norm="pre", init="average", steps=300, uptrain_steps=100, lr=3e-3,
+                             uptrain_lr=1e-3, batch_size=16, seq_len=64, ranks=(1, 2, 4, 8),
+                             basis_ranks=(8, 16, 32, 64)))
 
 # Long: for an overnight run or a GPU. More seeds and updates, and Pre-LN in Takase & Kiyono's
 # comparison; its cost is the estimate ``reproduce`` prints before it starts (about 8 times the
