@@ -127,9 +127,10 @@ plot_bars(counts, ylabel="parameters with pre-training heads (millions)",
 # ## 7.5 What tying costs, or gives: tied against untied at equal steps, over seeds
 #
 # The `tying` experiment of `reproduce` trains not-shared ALBERTs with a tied and an untied output
-# layer, with plain ($E = H$) and factorized ($E < H$) embeddings, once per seed, on the embedded
-# corpus (Python's own documentation). Quick mode trains tiny ones here; full mode loads the
-# committed full run.
+# layer, with plain ($E = H$) and factorized ($E < H$) embeddings, once per seed, on the synthetic
+# grammar corpus (scripted stories, where a small model learns in CPU minutes; its vocabulary is
+# about 200 words, so the output matrix that tying saves is small here). Quick mode trains tiny
+# ones here; full mode loads the committed full run.
 
 # %%
 result = course.experiment("tying", notebook="07")

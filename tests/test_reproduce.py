@@ -152,11 +152,17 @@ def test_two_experiments_may_share_a_run_but_not_change_it(monkeypatch):
 
 
 def test_every_experiment_names_its_runs_once_per_seed():
+    """A run's seed is one of its experiment's seeds (``few_seeds`` where it declares them), or the
+    learning-rate search's own seed, which no comparison uses."""
+    from minishare.experiments import exp_takase
     for settings in (QUICK, FULL):
-        wanted = reproduce.requests(list(reproduce.EXPERIMENTS), settings)
-        for name, request in wanted.items():
-            assert name.endswith(f"-s{request['seed']}"), name
-            assert request["seed"] in settings.seeds
+        for experiment, (_, module) in reproduce.EXPERIMENTS.items():
+            seeds = reproduce.experiment_settings(module, settings).seeds
+            for name, request in reproduce.requests([experiment], settings).items():
+                assert name.endswith(f"-s{request['seed']}"), name
+                tuning = experiment == "takase" and name.startswith("takase-tune-")
+                assert request["seed"] == exp_takase.TUNING_SEED if tuning else request["seed"] in seeds, name
+    assert FULL.few_seeds == FULL.seeds[:len(FULL.few_seeds)]      # secondary runs reuse primary ones
 
 
 def test_an_experiment_is_keyed_by_the_settings_it_reads(tmp_path):

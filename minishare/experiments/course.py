@@ -94,8 +94,8 @@ def experiment(name, notebook, progress=True, **quick_overrides):
         from minishare.experiments.settings import FULL
         path = os.path.join(FIGURES, name, "result.json")
         committed = committed_result(name, with_settings=True)
-        from minishare.experiments.reproduce import cache_key_matches
-        if not cache_key_matches(committed["settings"], FULL):
+        from minishare.experiments.reproduce import cache_key_matches, experiment_settings
+        if not cache_key_matches(committed["settings"], experiment_settings(EXPERIMENTS[name][1], FULL)):
             raise ValueError(
                 f"{path} was made with other settings than this library's full run (an older "
                 f"reproduction): run `python -m minishare reproduce --out book/figures --only {name}` "

@@ -24,9 +24,12 @@ ADD_K = 0.1
 
 def _plan(settings):
     """The methods at equal parameters (``exp_takase.variants``), with the LM's LN position, and
-    their updates at equal compute (attention counted at the window length)."""
+    their updates at equal compute (attention counted at the window length); none where the
+    settings leave the equal-compute runs out (``lm_equal_compute``)."""
     V = tokenizer_vocab_size(settings.lm_corpus, settings.vocab_size)
     vs = exp_takase.variants("lm", V, settings.lm_model, settings.lm_layers, settings.lm_norm, efficiency=False)
+    if not settings.lm_equal_compute:
+        return vs, {}
     return vs, exp_takase.equal_compute_steps("lm", V, vs, settings.lm_steps, settings.lm_seq_len)
 
 

@@ -471,10 +471,10 @@ def report(result, figs):
 def equal_compute_tables(result, columns):
     """The equal-compute table of each LN position: each method's updates S_k and its final
     held-out metrics, ``columns`` as (header, metric, digits) (exact match adds its solved count);
-    one sentence where the result has no equal-compute runs (one made before they existed)."""
+    one sentence where the result has no equal-compute runs (the settings left them out)."""
     if not any(equal_compute_keys(methods) for methods in result["settings"].values()):
-        return ["Equal compute: not in this result (it was made before the experiment trained "
-                "equal-compute runs)."]
+        return ["Equal compute: not in this run (its settings leave the equal-compute runs out; the "
+                "long tier trains them)."]
     S = result["steps"]
     counted = any(metric == "exact_match" for _, metric, _ in columns)
     header = ["method", "M", "N", "H", "LN", "updates"] + [h for h, _, _ in columns] + \
