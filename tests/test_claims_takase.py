@@ -144,7 +144,8 @@ def test_equal_compute_runs_are_requested_on_their_own_schedules(settings):
                 assert own["eval_every"] == max(steps // settings.takase_evals, 1)
                 assert {**own, "steps": 0, "eval_every": 0} == {**plain, "steps": 0, "eval_every": 0}
     n = len(settings.seeds)
-    assert len(takase) == n * len(settings.takase_norms) * (8 + 4) and len(lm) == n * (5 + 4)
+    assert len(takase) == n * len(settings.takase_norms) * (8 + 4)
+    assert len(lm) == n * (5 + (4 if settings.lm_equal_compute else 0))
     assert all(name.endswith(f"-s{r['seed']}") for name, r in {**takase, **lm}.items())
 
 
