@@ -45,8 +45,7 @@ from minishare.nn.module import Module
 Routing = collections.namedtuple("Routing", "selected scores weights depth")
 Routing.__doc__ = """What expert-choice routing did to a batch (B, T), one entry per recursion step r:
     selected  (B, k_r) int arrays: the positions that took step r, ascending
-    scores    (B, n_r) Tensors: the router score g of every candidate of step r (n_0 = T,
-              n_r = k_{r-1})
+    scores    (B, n_r) Tensors: g of every candidate of step r (n_0 = T, then n_r = k_{r-1})
     weights   (B, k_r) Tensors: g of the selected tokens, the weight of their update
     depth     (B, T) int array: how many steps each token took (its number of passes)"""
 
