@@ -59,6 +59,16 @@ class Settings:
     looped_batch_size: int
     looped_lr: float
     looped_test_forests: int
+    # tokens that choose their depth ("mor", chapter 16): pointer forests, fixed depths, ACT, MoR
+    mor_forest: dict             # PointerForest fields: n_symbols, n_chains
+    mor_depth: int               # depth of every forest, training and test (nodes of depth 0..it)
+    mor_model: dict              # RecursionConfig width: hidden_size, num_attention_heads, intermediate_size
+    mor_capacities: tuple        # MoR's c_r, one per recursion (N_r of them); Σ c_r T must be an integer r
+    mor_act_weight: float        # ACT's ponder cost τ (its mean passes are measured, not set)
+    mor_steps: int
+    mor_batch_size: int
+    mor_lr: float
+    mor_test_forests: int
 
     def key(self):
         """What a cached result depends on: rerunning with other settings retrains."""
@@ -95,7 +105,11 @@ QUICK = Settings(quick=True, seeds=(0, 1), pretrain_steps=30, pretrain_lr=3e-3, 
                  looped_forest=dict(n_symbols=12, n_chains=2), looped_train_depths=(1, 2), looped_test_depth=4,
                  looped_model=dict(hidden_size=16, num_attention_heads=2, intermediate_size=32),
                  looped_iterations=(3, 2), looped_max_iterations=6, looped_steps=15, looped_batch_size=8,
-                 looped_lr=3e-3, looped_test_forests=16)
+                 looped_lr=3e-3, looped_test_forests=16,
+                 mor_forest=dict(n_symbols=12, n_chains=2), mor_depth=3,
+                 mor_model=dict(hidden_size=16, num_attention_heads=2, intermediate_size=32),
+                 mor_capacities=(1, 0.5, 0.25, 0.25), mor_act_weight=0.01, mor_steps=10, mor_batch_size=8,
+                 mor_lr=3e-3, mor_test_forests=16)
 
 # Full. The ALBERT numbers come from pilot runs on the 2 shared cores (CPU seconds measured with
 # time.process_time, so other processes on the machine do not inflate them):
@@ -163,4 +177,8 @@ FULL = Settings(quick=False, seeds=(0, 1, 2), pretrain_steps=500, pretrain_lr=3e
                 looped_forest=dict(n_symbols=32, n_chains=4), looped_train_depths=(1, 2, 3, 4), looped_test_depth=7,
                 looped_model=dict(hidden_size=64, num_attention_heads=2, intermediate_size=128),
                 looped_iterations=(6, 3), looped_max_iterations=24, looped_steps=1500, looped_batch_size=32,
-                looped_lr=3e-3, looped_test_forests=128)
+                looped_lr=3e-3, looped_test_forests=128,
+                mor_forest=dict(n_symbols=32, n_chains=4), mor_depth=5,
+                mor_model=dict(hidden_size=32, num_attention_heads=2, intermediate_size=64),
+                mor_capacities=(1, 0.5, 0.25, 0.25), mor_act_weight=0.01, mor_steps=600, mor_batch_size=32,
+                mor_lr=3e-3, mor_test_forests=128)
