@@ -137,7 +137,10 @@ def build_parser():
 
     r = sub.add_parser("reproduce", help="run the experiments and write the report with its figures")
     r.add_argument("--out", default="runs/reproduce")
-    r.add_argument("--quick", action="store_true", help="small settings that finish in minutes (CI)")
+    tier = r.add_mutually_exclusive_group()
+    tier.add_argument("--quick", action="store_true", help="small settings that finish in minutes (CI)")
+    tier.add_argument("--long", action="store_true",
+                      help="more seeds and updates, for a night or a GPU (its estimate is printed first)")
     r.add_argument("--only", action="append", help="run only this experiment (repeatable)")
     r.add_argument("--jobs", "-j", type=int, default=1,
                    help="training runs at once, one process and one BLAS thread each (e.g. the number of cores)")
@@ -247,7 +250,7 @@ def cmd_layerwise(args):
 def cmd_reproduce(args):
     from minishare.experiments import reproduce
     report = reproduce.run(args.out, quick=args.quick, only=args.only, progress=not args.no_progress,
-                           jobs=args.jobs)
+                           jobs=args.jobs, long=args.long)
     print(f"report: {report}")
 
 

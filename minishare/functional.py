@@ -16,6 +16,12 @@ def linear(input, weight, bias=None):
     return ops.Linear.apply(input, weight) if bias is None else ops.Linear.apply(input, weight, bias)
 
 
+def lora_linear(input, weight, lora_A, lora_B, bias=None):
+    """y = x (W + B A)ᵀ + b; x (..., in), W (out, in), A (r, in), B (out, r), b (out,) -> (..., out)."""
+    args = (input, weight, lora_A, lora_B) + (() if bias is None else (bias,))
+    return ops.LoRALinear.apply(*args)
+
+
 def relu(input):
     return ops.ReLU.apply(input)
 

@@ -24,6 +24,9 @@ Strategies (names accepted by ``Plan.build``):
 - Universal Transformer (Dehghani et al., 2018): ``"universal"``, one layer reused at every depth.
 - Looped depth (Yang et al., 2023; Geiping et al., 2025): ``looped_plan``, a prelude, R recurrent
   sets repeated r times and a coda, where r is chosen when the model runs (``minishare.nn.looped``).
+- Later plans (``LITERATURE_RULES``): MobileLLM's ``"immediate-block-wise"`` (Liu et al., 2024),
+  Mixture-of-Recursions' ``"middle-cycle"`` (Bae et al., 2025) and Subformer's ``"sandwich"``
+  (Reid et al., 2021).
 - An explicit schedule written by hand: a list such as ``[0, 1, 1, 0]`` for every component, or a
   dict per component such as ``{"attention": [0, 0, 0, 0], "ffn": [0, 1, 2, 3]}``.
 
@@ -89,6 +92,38 @@ def assign(strategy, n_layers, n_unique):
     return TAKASE_KIYONO_RULES[strategy](N, M)
 
 
+# ---- later plans from the literature ----------------------------------------------------------
+# Worked examples, N = 6:
+#     immediate-block-wise  A A B B C C    middle-cycle (M = 4)  A B C B C D    sandwich  A B B B B C
+
+def immediate_block_wise(N):
+    """MobileLLM (Liu et al., 2024, arXiv 2402.14905, Sec. 2.3, "immediate block-wise sharing"):
+    each of the N/2 distinct blocks is computed twice in a row, so the second pass finds its
+    weights still in the cache. The paper compares it with repeating the whole stack (Cycle) and
+    with the reversed order (Cycle (rev)) and keeps this one. It is Sequence with M = N/2."""
+    return [i // 2 for i in range(N)]
+
+
+def middle_cycle(N, M):
+    """Middle-Cycle (Bae et al., 2025, arXiv 2507.10524, Mixture-of-Recursions): the first
+    and the last layer keep parameters of their own; the N - 2 positions between them cycle
+    through the other M - 2 sets. M = 4, N = 6 gives A B C B C D."""
+    middle = M - 2
+    return [0] + [1 + i % middle for i in range(N - 2)] + [M - 1]
+
+
+def sandwich(N):
+    """The sandwich of Subformer (Reid et al., 2021, arXiv 2101.00234): the first and
+    the last layer are their own; every layer between them shares one set. A B B B B C for N = 6
+    (the middle-cycle with M = 3)."""
+    return [0] + [1] * (N - 2) + [2]
+
+
+LITERATURE_RULES = {"immediate-block-wise": lambda N, M: immediate_block_wise(N),
+                    "middle-cycle": middle_cycle, "sandwich": lambda N, M: sandwich(N)}
+LITERATURE = tuple(LITERATURE_RULES)
+
+
 # ---- ALBERT (Lan et al., 2019), Sec. 3.1, Table 4: which component is shared across layers -----
 # A shared component has one set for every position; one that is not has a set per position.
 # Cross-attention (decoders) goes with attention.
@@ -100,7 +135,9 @@ ALBERT_TABLE_4 = {
     "not-shared":       (False, False),
 }
 ALBERT = tuple(ALBERT_TABLE_4)
-STRATEGIES = TAKASE_KIYONO + ALBERT + ("universal",)
+STRATEGIES = TAKASE_KIYONO + ALBERT + ("universal",) + LITERATURE
+# the strategies that need M given: the others' M follows from N
+TAKES_N_UNIQUE = TAKASE_KIYONO + ("middle-cycle",)
 
 
 def albert_schedules(strategy, N):
@@ -112,9 +149,11 @@ def albert_schedules(strategy, N):
 
 
 def named_schedules(strategy, N, M=None):
-    """One schedule per component for a named strategy: the plans of the three papers."""
+    """One schedule per component for a named strategy: the plans of the papers above."""
     if strategy in TAKASE_KIYONO:
         return dict.fromkeys(COMPONENTS, assign(strategy, N, M))   # every component alike
+    if strategy in LITERATURE:
+        return dict.fromkeys(COMPONENTS, LITERATURE_RULES[strategy](*_check_literature(strategy, N, M)))
     return albert_schedules("all-shared" if strategy == "universal" else strategy, N)
 
 
@@ -287,6 +326,25 @@ def _check_looped(n_prelude, n_recurrent, n_coda, iterations):
     return P, R, C, r
 
 
+def _check_literature(strategy, N, M):
+    """(N, M) where the later plans' rules are defined: they need an even N (MobileLLM's blocks
+    come in pairs), at least the first and last layer (sandwich), or 3 <= M <= N (middle-cycle:
+    two unique ends and at least one set to cycle)."""
+    if strategy == "immediate-block-wise" and N % 2:
+        raise InvalidValue(f"immediate-block-wise needs an even n_layers, got {N}: every block runs "
+                           "twice in a row (Liu et al., 2024, Sec. 2.3)")
+    if strategy == "sandwich" and N < 3:
+        raise InvalidValue(f"sandwich needs n_layers >= 3, got {N}: a unique first and last layer "
+                           "with shared layers between them (Reid et al., 2021)")
+    if strategy == "middle-cycle":
+        M = check_int(M, "n_unique")
+        if not 3 <= M <= N:
+            raise InvalidValue(f"middle-cycle needs 3 <= n_unique <= n_layers, got n_unique={M}, "
+                               f"n_layers={N}: the first and last layer are unique and the middle "
+                               "cycles through the other M - 2 sets (Bae et al., 2025)")
+    return N, M
+
+
 def _check_n_layers(n_layers):
     """N as an int in [1, MAX_LAYERS], checked before a plan of that length is built."""
     N = check_int(n_layers, "n_layers")
@@ -303,7 +361,7 @@ def _check_named(sharing, n_layers, n_unique):
         raise InvalidValue(f"unknown sharing strategy {sharing!r}; known: {', '.join(STRATEGIES)}")
     if n_layers is None:
         raise InvalidValue(f"{sharing} needs n_layers")
-    if sharing in TAKASE_KIYONO and n_unique is None:
+    if sharing in TAKES_N_UNIQUE and n_unique is None:
         raise InvalidValue(f"{sharing} needs n_unique, the number M of distinct layers")
     return _check_n_layers(n_layers)
 

@@ -2,6 +2,7 @@
 their no-model baselines against hand-worked numbers and independent computations, the counted
 equal-compute budget against a hand count, the claims a result makes, and every report, claim and
 baseline of the committed full results."""
+import dataclasses
 import json
 import math
 import os
@@ -39,7 +40,7 @@ def test_count_models_match_dense_counts_on_the_lm_windows():
     """On the quick LM task's own streams, against a dense V × V count table built here; the
     held-out windows are the ones the LM's evaluation scores (``LanguageModelingTask``)."""
     s = QUICK
-    task, V = make_task("lm", 0, s.lm_batch_size, s.lm_seq_len, vocab_size=s.vocab_size)
+    task, V = make_task("lm", 0, s.lm_batch_size, s.lm_seq_len, corpus=s.lm_corpus, vocab_size=s.vocab_size)
     ids, windows = task.train_ids, task.eval_windows
     table = numpy.zeros((V, V))
     numpy.add.at(table, (ids[:-1], ids[1:]), 1)
@@ -80,7 +81,23 @@ def test_trivial_rules_on_the_held_out_examples_of_each_seed():
     assert rules["loss"][1] == pytest.approx(sum(uniform) / 2)
     assert 1.9 < rules["loss"][1] < 2.0            # the plateau the settings' pilots found (1.96)
     assert [m for _, m, _ in exp_takase.trivial_rules("copy", [0])] == ["loss"]   # copying is the task
-    assert exp_takase.trivial_rules("addition", [0]) == []
+    assert exp_takase.trivial_rules("scan", [0]) == []
+
+
+def test_addition_rules_by_hand():
+    """"no carries" sums each column mod 10; "the larger operand" is right when the other is 0."""
+    task = seq2seq.get_task("addition")
+    pairs = [(list("19+3"), list("22")),      # 1+0, 9+3: no carries says 12, larger says 19
+             (list("120+0"), list("120")),    # no carries right, larger right
+             (list("15+4"), list("19")),      # no carries right, larger wrong
+             (list("95+5"), list("100"))]     # no carries says 90 (9+0, 5+5 -> 0), larger 95: both wrong
+    assert task.baselines(pairs) == {"the larger operand": 1 / 4, "no carries": 2 / 4}
+    # on the held-out examples of each seed, the experiment's rules are these, averaged
+    rules = exp_takase.trivial_rules("addition", [0, 1])
+    by_seed = [task.baselines([([task.vocab[i] for i in s], [task.vocab[i] for i in t])
+                               for s, t in make_task("addition", seed, 1, 1)[0].eval_pairs]) for seed in (0, 1)]
+    assert rules == [(rule, "exact_match", pytest.approx((by_seed[0][rule] + by_seed[1][rule]) / 2))
+                     for rule in ("the larger operand", "no carries")]
 
 
 # --- equal compute --------------------------------------------------------------------------------
@@ -108,8 +125,12 @@ def test_equal_compute_steps_by_hand():
 
 @pytest.mark.parametrize("settings", [QUICK, FULL])
 def test_equal_compute_runs_are_requested_on_their_own_schedules(settings):
-    takase, lm = exp_takase.requests(settings), exp_lm.requests(settings)
-    for norm, (vs, budget) in exp_takase.plan(settings).items():
+    plans = exp_takase.plan(settings)
+    lrs = {norm: {key: {"lr": 0.001 * (1 + i)} for i, key in enumerate(vs)} for norm, (vs, _) in plans.items()}
+    takase, lm = exp_takase.comparison_requests(settings, lrs), exp_lm.requests(settings)
+    for norm, (vs, budget) in plans.items():
+        assert all(takase[exp_takase.run_name(norm, k, vs[k], s)]["lr"] == lrs[norm][k]["lr"]
+                   for k in vs for s in settings.seeds)
         assert set(budget) == {"vanilla", "universal"} | {k for k in vs if vs[k]["N"] == 2 * vs["vanilla"]["N"]}
         for key, steps in budget.items():
             for seed in settings.seeds:
@@ -134,7 +155,7 @@ def _histories(steps):
             for seed in range(3)]
 
 
-def _method(key, M, N, losses, exact=(1.0, 1.0, 1.0), compute=None):
+def _method(key, M, N, exact, losses=(0.1, 0.2, 0.3), compute=None):
     name = {"vanilla": "Vanilla", "universal": "Universal"}.get(key) or \
         next(n for n, s in exp_takase.STRATEGIES if key.rsplit("-n", 1)[0] == s)
     r = {"method": name, "label": f"{name} (M={M}, N={N}, H=8)", "M": M, "N": N, "H": 8, "params": 100,
@@ -150,9 +171,9 @@ def _result(equal_compute=False):
     base = [1.0, 1.1, 1.2]
     methods = {"vanilla": _method("vanilla", 2, 2, base, compute=10 if equal_compute else None),
                "universal": _method("universal", 1, 2, [0.90, 1.15, 1.00], compute=4 if equal_compute else None)}
-    for key, losses in (("sequence-n4", [0.70, 0.81, 0.89]), ("cycle-n4", [0.8, 1.3, 1.0]),
-                        ("cycle-rev-n4", [1.0, 1.1, 1.2])):
-        methods[key] = _method(key, 2, 4, losses, (1.0, 0.95, 0.5), compute=5 if equal_compute else None)
+    for key, exact in (("sequence-n4", [0.70, 0.81, 0.89]), ("cycle-n4", [0.8, 1.3, 1.0]),
+                       ("cycle-rev-n4", [1.0, 0.95, 0.5])):
+        methods[key] = _method(key, 2, 4, exact, compute=5 if equal_compute else None)
     for key in ("sequence-n6", "cycle-n6", "cycle-rev-n6"):
         methods[key] = _method(key, 2, 6, [0.95, 1.1, 1.0])
     return {"task": "reverse", "steps": 10, "seeds": [0, 1, 2], "n": 2, "settings": {"post": methods}}
@@ -167,8 +188,10 @@ def test_takase_claims_pair_by_seed_and_name_the_paper():
         "takase.postln.cycle-rev-n4_vs_vanilla", "takase.postln.sequence-n6_vs_universal",
         "takase.postln.cycle-n6_vs_universal", "takase.postln.cycle-rev-n6_vs_universal"]
     seq = by_id["takase.postln.sequence-n4_vs_vanilla"]
-    # paired differences -0.30, -0.29, -0.31: lower in every seed by the same margin, past Holm's 6
-    assert seq["difference"] == pytest.approx(-0.30) and seq["verdict"] == "a better"
+    # exact match (higher is better), paired differences -0.30, -0.29, -0.31: lower in every seed
+    # by the same margin, past Holm's 6
+    assert seq["metric"] == "exact_match" and seq["better"] == "higher"
+    assert seq["difference"] == pytest.approx(-0.30) and seq["verdict"] == "b better"
     assert seq["arm_a"] == "Sequence (M=2, N=4, H=8), Post-LN" and seq["arm_b"] == "Vanilla (M=2, N=2, H=8), Post-LN"
     assert "2104.06022" in seq["paper"] and "27.13" in seq["paper"] and "26.57" in seq["paper"]
     assert "27.25" in by_id["takase.postln.cycle-n6_vs_universal"]["paper"]
@@ -180,7 +203,7 @@ def test_takase_claims_pair_by_seed_and_name_the_paper():
 
 def test_observations_compare_nothing_and_count_the_solved_seeds():
     notes = exp_takase.observations(_result())
-    assert "Sequence (M=2, N=4, H=8) 2 of 3" in notes[0]         # 1.0 and 0.95 reach 0.9, 0.5 does not
+    assert "Cycle (rev) (M=2, N=4, H=8) 2 of 3" in notes[0]      # 1.0 and 0.95 reach 0.9, 0.5 does not
     for note in notes:
         assert "better" not in note and "cannot tell" not in note and "separated" not in note
     assert exp_takase.solved(stats.spread([0.9, 0.89, 1.0])) == "2 of 3"
@@ -240,3 +263,31 @@ def test_committed_results_report_and_claim(name):
             f"lm.preln.{k}_vs_vanilla" for k in ("sequence-n6", "cycle-n6", "cycle-rev-n6")]
     if name == "communication":
         assert all(c["method"].endswith("rounds, 95% interval") for c in found["claims"])
+
+
+def test_each_method_gets_the_rate_of_its_lowest_tuning_loss_and_then_its_runs(monkeypatch):
+    """The search's runs come first; once they are there, ``tuned_lrs`` takes each method's rate of
+    lowest held-out loss at the tuning seed, and the comparison's runs follow at those rates."""
+    settings = dataclasses.replace(QUICK, takase_lrs=(1e-3, 3e-3), takase_norms=("post",))
+    tuning = exp_takase.tuning_requests(settings)
+    vs = exp_takase.plan(settings)["post"][0]
+    assert len(tuning) == len(vs) * 2
+    assert {r["seed"] for r in tuning.values()} == {exp_takase.TUNING_SEED} and exp_takase.TUNING_SEED not in QUICK.seeds
+    # a made-up search: Vanilla does best at 3e-3, every other method at 1e-3
+    def loss(request):
+        vanilla = request["overrides"]["sharing"] == "not-shared"
+        return 0.5 if (request["lr"] == 3e-3) == vanilla else 0.9
+    done = set()
+    monkeypatch.setattr(exp_takase.runs, "is_cached", lambda out, name, request: name in done)
+    monkeypatch.setattr(exp_takase, "cached_run", lambda out, name, progress, **request:
+                        {"final": {"eval_loss": loss(request)}})
+    assert exp_takase.requests(settings, "out") == tuning          # the search first
+    done.update(tuning)
+    lrs = exp_takase.tuned_lrs("out", settings)["post"]
+    assert lrs["vanilla"]["lr"] == 3e-3 and lrs["vanilla"]["losses"] == {"0.001": 0.9, "0.003": 0.5}
+    assert all(lrs[k]["lr"] == 1e-3 for k in vs if k != "vanilla")
+    wanted = exp_takase.requests(settings, "out")
+    comparison = {name: r for name, r in wanted.items() if name not in tuning}
+    assert comparison == exp_takase.comparison_requests(settings, {"post": lrs})
+    assert {r["lr"] for name, r in comparison.items() if "-vanilla-" in name} == {3e-3}
+    assert {r["lr"] for name, r in comparison.items() if "-vanilla-" not in name} == {1e-3}

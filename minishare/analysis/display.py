@@ -112,12 +112,13 @@ def config_html(config):
 def plan_explorer(n_layers=6, n_unique=3, strategy="cycle-rev", max_layers=24):
     """Sliders for N and M and a menu of strategies, the plan redrawn as they move (needs
     ipywidgets, which is optional). Without ipywidgets, returns the plan for the given values
-    (it draws itself) and prints how to get the widget. ALBERT's names ignore M; a rule the
-    strategy cannot follow (Sequence with M not dividing N) shows the library's error message."""
-    from minishare.sharing import ALBERT, STRATEGIES, Plan
+    (it draws itself) and prints how to get the widget. Strategies whose M follows from N
+    (ALBERT's, the sandwich, ...) ignore M; a rule the strategy cannot follow (Sequence with M not
+    dividing N) shows the library's error message."""
+    from minishare.sharing import STRATEGIES, TAKES_N_UNIQUE, Plan
 
     def build(N, M, name):
-        return Plan.build(name, N, None if name in ALBERT or name == "universal" else M)
+        return Plan.build(name, N, M if name in TAKES_N_UNIQUE else None)
 
     try:
         import ipywidgets as widgets

@@ -15,7 +15,7 @@ from minishare.data.seq2seq import (BOS_ID, EOS_ID, PAD_ID, AdditionTask, CopyTa
                                     ReverseTask, ScanTask, SortTask, get_task)
 from minishare.data.tokenizer import SPECIAL_TOKENS, Tokenizer, pretokenize
 
-PIPELINE_VERSION = 1
+PIPELINE_VERSION = 2
 
 __all__ = [
     "PIPELINE_VERSION",

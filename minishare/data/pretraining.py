@@ -63,8 +63,9 @@ def split_documents(documents, eval_fraction=0.1, seed=0):
     """Deterministic held-out split: (train documents, eval documents), each in corpus order.
 
     A seeded permutation picks ``round(eval_fraction * len(documents))`` documents for eval (at
-    least one, and at least one left for training). Whole documents are held out, so no eval
-    segment ever appears in training.
+    least one, and at least one left for training). Whole documents are held out, and a held-out
+    document whose text is also a training document's is dropped (a corpus may repeat a page, or
+    draw the same short story twice), so no held-out document was seen in training.
     """
     if len(documents) < 2:
         raise InvalidValue(f"need at least 2 documents to split, got {len(documents)}")
@@ -73,7 +74,10 @@ def split_documents(documents, eval_fraction=0.1, seed=0):
     n_eval = min(max(1, round(eval_fraction * len(documents))), len(documents) - 1)
     held_out = set(np.random.default_rng(seed).permutation(len(documents))[:n_eval].tolist())
     train = [doc for i, doc in enumerate(documents) if i not in held_out]
-    evaluation = [doc for i, doc in enumerate(documents) if i in held_out]
+    seen = {tuple(doc) for doc in train}
+    evaluation = [doc for i, doc in enumerate(documents) if i in held_out and tuple(doc) not in seen]
+    if not evaluation:
+        raise InvalidValue("every held-out document is also a training document: the corpus repeats itself")
     return train, evaluation
 
 

@@ -120,6 +120,25 @@ class AdditionTask(Task):
         a, b = self._number(rng), self._number(rng)
         return list(str(a)) + ["+"] + list(str(b)), list(str(a + b))
 
+    def baselines(self, pairs):
+        """Exact match on ``pairs`` (source, target symbols) of the rules that need no model,
+        {rule: fraction}: "the larger operand" (right whenever the other is 0) and "no carries"
+        (each column's digits summed mod 10, the sum a model gets before it learns to carry).
+        The best of them is the task's no-model baseline."""
+        if not pairs:
+            raise InvalidValue("baselines needs at least one example")
+        hits = {"the larger operand": 0, "no carries": 0}
+        for source, target in pairs:
+            plus = source.index("+")
+            a, b = "".join(source[:plus]), "".join(source[plus + 1:])
+            width = max(len(a), len(b))
+            columns = [(int(x) + int(y)) % 10 for x, y in zip(a.zfill(width), b.zfill(width))]
+            no_carry = str(int("".join(map(str, columns))))
+            total = "".join(target)
+            hits["the larger operand"] += str(max(int(a), int(b))) == total
+            hits["no carries"] += no_carry == total
+        return {rule: count / len(pairs) for rule, count in hits.items()}
+
 
 class ScanTask(Task):
     """Translate a navigation command into actions, SCAN's grammar (Lake & Baroni, 2018)::

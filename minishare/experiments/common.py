@@ -25,6 +25,15 @@ SEQ2SEQ_TASKS = ("copy", "reverse", "sort", "addition", "scan", "pointer")
 GRAMMARS = {"grammar": {}, "grammar-facts": dict(nouns=100, depth=2, topics=5, facts=True)}
 
 
+def corpus_name(corpus):
+    """How a report names a corpus of ``corpus_documents``."""
+    if corpus == "default":
+        return "embedded corpus (Python's documentation)"
+    if corpus in GRAMMARS:
+        return f"synthetic {corpus} corpus (scripted stories, agreement across relative clauses)"
+    return f"corpus {corpus}"
+
+
 class RunDefaults:
     """A run's own defaults: the one place they are set, for ``run_training`` and the helpers
     here (and, through ``run_training``, for ``python -m minishare train``). The training loop's
@@ -34,14 +43,22 @@ class RunDefaults:
     eval_every, save_every, seed = 100, 50, 0
 
 
-def corpus_documents(corpus=RunDefaults.corpus, seed=RunDefaults.seed):
-    """'default' (Python's own documentation), a synthetic corpus of ``GRAMMARS`` (2,000 stories
-    drawn with ``seed``) or a path."""
+def corpus_documents(corpus=RunDefaults.corpus):
+    """'default' (Python's own documentation), a synthetic corpus of ``GRAMMARS`` or a path. A
+    synthetic corpus is the same 2,000 stories for every run (drawn with seed 0), like the others:
+    a run's seed fixes its initialization, data order and masks, and every seed is scored on the
+    same held-out stories."""
     if corpus == "default":
         return data.default_corpus()
     if corpus in GRAMMARS:
-        return data.grammar_corpus(2000, seed=seed, **GRAMMARS[corpus])
+        return data.grammar_corpus(2000, seed=0, **GRAMMARS[corpus])
     return data.load_text(corpus)
+
+
+def tokenizer_vocab_size(corpus, vocab_size):
+    """V of the tokenizer a run on ``corpus`` trains when asked for ``vocab_size``: fewer when the
+    corpus has fewer distinct words than that (the grammar corpora have about 200)."""
+    return load_tokenizer(corpus_documents(corpus), vocab_size).vocab_size
 
 
 def load_tokenizer(documents, vocab_size, path=None, progress=False):
@@ -80,7 +97,7 @@ def make_task(task, seed, batch_size, seq_len, objective=RunDefaults.objective, 
     if task in SEQ2SEQ_TASKS:
         t = Seq2SeqTask(task, batch_size=batch_size, seed=seed)
         return t, t.task.vocab_size
-    documents = corpus_documents(corpus, seed)
+    documents = corpus_documents(corpus)
     if tokenizer is None:
         tokenizer = load_tokenizer(documents, vocab_size, tokenizer_path)
     train_docs, eval_docs = data.split_documents(documents, eval_fraction=0.1, seed=0)
@@ -162,7 +179,7 @@ def _run_training(arguments, out, resume, progress, overwrite, dp, writes, warmu
                                warmup_steps=warmup, progress=progress and writes)
     # everything is built in memory first, so that a refused argument leaves ``out`` untouched
     if tokenizer is None and task not in SEQ2SEQ_TASKS:
-        tokenizer = load_tokenizer(corpus_documents(a["corpus"], seed), a["vocab_size"],
+        tokenizer = load_tokenizer(corpus_documents(a["corpus"]), a["vocab_size"],
                                    progress=progress and writes)
     t, V = make_task(task, seed, a["batch_size"], a["seq_len"], a["objective"], a["corpus"], a["vocab_size"],
                      tokenizer=tokenizer)

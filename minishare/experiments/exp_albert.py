@@ -1,5 +1,5 @@
 """Experiment "albert_sharing": ALBERT's cross-layer sharing variants (Lan et al., 2019, Table 4),
-trained with MLM + SOP on the embedded corpus over several seeds: loss against step. Also the run names and requests the other ALBERT experiments reuse (layer-wise,
+trained with MLM + SOP on the pre-training corpus of the settings (``pretrain_corpus``) over several seeds: loss against step. Also the run names and requests the other ALBERT experiments reuse (layer-wise,
 SOP/NSP, embedding size, tying, regularizer): a run two experiments need trains once."""
 import statistics
 
@@ -14,19 +14,19 @@ METRICS = ("eval_mlm_loss", "eval_mlm_accuracy", "eval_sop_accuracy", "eval_nsp_
 _TAGS = {"embedding_size": "E", "hidden_size": "H", "num_hidden_layers": "N"}
 
 
-def albert_request(settings, sharing, objective="sop", seed=0, **config):
+def albert_request(settings, sharing, objective="sop", seed=0, steps=None, **config):
     """The run_training arguments of one tiny ALBERT pre-training run; ``config``: AlbertConfig
-    fields that differ from ``settings.albert``."""
+    fields that differ from ``settings.albert``; ``steps``: other than ``settings.pretrain_steps``."""
     return dict(task="pretrain", preset="albert-tiny", overrides={**settings.albert, "sharing": sharing, **config},
-                objective=objective, corpus="default", vocab_size=settings.vocab_size,
-                seq_len=settings.seq_len, steps=settings.pretrain_steps, batch_size=settings.batch_size,
+                objective=objective, corpus=settings.pretrain_corpus, vocab_size=settings.vocab_size,
+                seq_len=settings.seq_len, steps=steps or settings.pretrain_steps, batch_size=settings.batch_size,
                 lr=settings.pretrain_lr, eval_every=settings.eval_every, seed=seed)
 
 
-def run_name(settings, sharing, objective="sop", seed=0, **config):
+def run_name(settings, sharing, objective="sop", seed=0, steps=None, **config):
     """A readable, unique name, e.g. "albert-all-shared-sop-E16-s0"; fields equal to
     ``settings.albert`` are left out, so equal requests get equal names."""
-    tags = []
+    tags = [] if steps in (None, settings.pretrain_steps) else [f"{steps}steps"]
     for field, value in sorted(config.items()):
         if settings.albert.get(field) == value:
             continue
@@ -37,16 +37,16 @@ def run_name(settings, sharing, objective="sop", seed=0, **config):
     return "-".join(["albert", sharing, objective, *tags, f"s{seed}"])
 
 
-def seed_requests(settings, sharing, objective="sop", **config):
+def seed_requests(settings, sharing, objective="sop", steps=None, **config):
     """{run name: request} of one configuration, once per seed of ``settings.seeds``."""
-    return {run_name(settings, sharing, objective, seed, **config):
-            albert_request(settings, sharing, objective, seed, **config) for seed in settings.seeds}
+    return {run_name(settings, sharing, objective, seed, steps, **config):
+            albert_request(settings, sharing, objective, seed, steps, **config) for seed in settings.seeds}
 
 
-def seed_runs(out, settings, sharing, objective="sop", progress=True, **config):
+def seed_runs(out, settings, sharing, objective="sop", progress=True, steps=None, **config):
     """The finished runs of one configuration, one per seed (trained here when missing)."""
     return [cached_run(out, name, progress, **request)
-            for name, request in seed_requests(settings, sharing, objective, **config).items()]
+            for name, request in seed_requests(settings, sharing, objective, steps, **config).items()]
 
 
 def summarize(runs, metrics=METRICS):

@@ -16,6 +16,9 @@ from minishare.experiments import claims as ledger, common, stats
 from minishare.models import AlbertConfig, AlbertForPreTraining
 from minishare.train import TrainConfig, Trainer
 
+# A secondary experiment: it trains inside ``run``, one model after another, so it runs over ``few_seeds``
+SEEDS = "few_seeds"
+
 NORMS = ("post", "pre")
 LN_NAMES = {"post": "Post-LN", "pre": "Pre-LN"}
 
@@ -50,7 +53,7 @@ def run(out, settings, progress=True):
     B, T = settings.gradnorm_batch
     runs = {}
     for seed in settings.seeds:
-        task, V = common.make_task("pretrain", seed, B, T, vocab_size=settings.vocab_size)
+        task, V = common.make_task("pretrain", seed, B, T, corpus=settings.pretrain_corpus, vocab_size=settings.vocab_size)
         batch = task.eval_sets["sop"][0]       # held out, the same for every model of this seed
         for norm in NORMS:
             for label, (sharing, M) in plans(settings).items():

@@ -1,6 +1,6 @@
 """Experiment "layerwise": ALBERT's Figure 1, the comparison the paper makes. A BERT-style model
 (E = H, nothing shared) and an ALBERT-style model (E < H, all-shared), both Post-LN with N >= 12
-layers, trained on the embedded corpus over several seeds: the L2 distance and the angle between
+layers, trained on the pre-training corpus over several seeds: the L2 distance and the angle between
 the input and the output of every layer, with the same models untrained (seed for seed) as the
 control, and the norm of every hidden state, which tells what the first point measures."""
 import math
@@ -11,7 +11,12 @@ from minishare.analysis.figure_style import save_figure
 from minishare.experiments import claims as ledger, exp_albert, stats
 from minishare.experiments.common import build_model, make_config, make_task
 
-STYLES = ("BERT-style", "ALBERT-style")
+# A secondary experiment: its runs cost the default run's budget, so it runs over ``few_seeds``
+SEEDS = "few_seeds"
+
+# The paper's two models, and an all-shared one at the BERT-style E: set against BERT-style, it
+# shows what sharing alone does, apart from the smaller E that ALBERT-style also has.
+STYLES = ("BERT-style", "ALBERT-style", "all-shared, E = H")
 
 
 def configs(settings):
@@ -19,12 +24,14 @@ def configs(settings):
     N, H = settings.layerwise["num_hidden_layers"], settings.albert["hidden_size"]
     return {"BERT-style": ("not-shared", dict(num_hidden_layers=N, embedding_size=H)),
             "ALBERT-style": ("all-shared", dict(num_hidden_layers=N,
-                                                embedding_size=settings.layerwise["embedding_size"]))}
+                                                embedding_size=settings.layerwise["embedding_size"])),
+            "all-shared, E = H": ("all-shared", dict(num_hidden_layers=N, embedding_size=H))}
 
 
 def requests(settings):
     return {name: request for sharing, config in configs(settings).values()
-            for name, request in exp_albert.seed_requests(settings, sharing, **config).items()}
+            for name, request in exp_albert.seed_requests(settings, sharing, steps=settings.layerwise_steps,
+                                                          **config).items()}
 
 
 def _measure(model, batches):
@@ -34,12 +41,14 @@ def _measure(model, batches):
 def run(out, settings, progress=True):
     result = {"H": settings.albert["hidden_size"], "N": settings.layerwise["num_hidden_layers"], "models": {}}
     for style, (sharing, config) in configs(settings).items():
-        runs = exp_albert.seed_runs(out, settings, sharing, progress=progress, **config)
+        runs = exp_albert.seed_runs(out, settings, sharing, progress=progress, steps=settings.layerwise_steps,
+                                    **config)
         kinds = {"trained": [], "untrained": []}
         for seed, trained in zip(settings.seeds, runs):
-            request = exp_albert.albert_request(settings, sharing, seed=seed, **config)
+            request = exp_albert.albert_request(settings, sharing, seed=seed, steps=settings.layerwise_steps,
+                                                **config)
             task, V = make_task("pretrain", seed, settings.batch_size, settings.seq_len,
-                                vocab_size=settings.vocab_size)
+                                corpus=settings.pretrain_corpus, vocab_size=settings.vocab_size)
             batches = task.eval_sets["sop"]
             ms_random.manual_seed(seed)             # the trained model's initialization, untrained
             untrained = build_model("pretrain", make_config("pretrain", V, overrides=request["overrides"],
@@ -55,7 +64,8 @@ def run(out, settings, progress=True):
 def _title(result):
     m = result["models"]
     return (f"N = {result['N']}, H = {result['H']}, Post-LN; BERT-style E = {m['BERT-style']['E']} not-shared, "
-            f"ALBERT-style E = {m['ALBERT-style']['E']} all-shared")
+            f"ALBERT-style E = {m['ALBERT-style']['E']} all-shared"
+            + (f", and all-shared at E = {result['H']}" if "all-shared, E = H" in m else ""))
 
 
 def figures(result, folder):
@@ -145,12 +155,16 @@ def observations(result):
 
 def claims(result, seeds):
     """Figure 1's "smoother": the mean layer-to-layer change of each trained curve, ALBERT-style
-    (all-shared) against BERT-style (not-shared), paired by seed (primary)."""
+    (all-shared) against BERT-style (not-shared), paired by seed (primary); and the same for the
+    all-shared model at E = H, sharing apart from E (secondary)."""
     models = result["models"]
-    return [ledger.compare(f"layerwise.{key}", "layerwise", f"Layer-to-layer change of the {what} (trained), "
-                           "ALBERT-style against BERT-style", f"roughness_{key}", "lower", "ALBERT-style",
-                           "BERT-style", seeds, [roughness(c) for c in models["ALBERT-style"]["trained"][key]],
+    against = [("ALBERT-style", "", True)] + \
+        ([("all-shared, E = H", ".same_E", False)] if "all-shared, E = H" in models else [])
+    return [ledger.compare(f"layerwise.{key}{suffix}", "layerwise", f"Layer-to-layer change of the {what} (trained), "
+                           f"{style} against BERT-style", f"roughness_{key}", "lower", style,
+                           "BERT-style", seeds, [roughness(c) for c in models[style]["trained"][key]],
                            [roughness(c) for c in models["BERT-style"]["trained"][key]],
                            f"ALBERT-large's {what} is smoother than BERT-large's (Lan et al., 2019, Figure 1)",
-                           True, digits=2)
+                           primary, digits=2)
+            for style, suffix, primary in against
             for key, what in (("l2", "L2 distance"), ("cosine_degrees", "angle (degrees)"))]

@@ -1,5 +1,5 @@
 """Experiment "lm": Takase & Kiyono's strategies on language modelling (they report LM besides
-translation), with the decoder-only model (``models.DecoderLM``) on the embedded corpus.
+translation), with the decoder-only model (``models.DecoderLM``) on the corpus of the settings (``lm_corpus``).
 
 At equal parameters: Vanilla (M = N = n), Universal (M = 1 at n positions, hidden size and FFN
 widened until its parameters are closest to Vanilla's, embedding included: E = H) and Sequence,
@@ -13,7 +13,7 @@ import math
 import numpy    # host-side counting of token ids, as minishare.tasks draws its batches
 
 from minishare.experiments import claims as ledger, exp_takase, stats
-from minishare.experiments.common import make_task
+from minishare.experiments.common import corpus_name, make_task, tokenizer_vocab_size
 from minishare.experiments.exp_takase import LN
 
 # The bigram model's smoothing: every context gets ADD_K · V pseudo-counts, spread over the next
@@ -25,14 +25,14 @@ ADD_K = 0.1
 def _plan(settings):
     """The methods at equal parameters (``exp_takase.variants``), with the LM's LN position, and
     their updates at equal compute (attention counted at the window length)."""
-    vs = exp_takase.variants("lm", settings.vocab_size, settings.lm_model, settings.lm_layers, settings.lm_norm,
-                             efficiency=False)
-    return vs, exp_takase.equal_compute_steps("lm", settings.vocab_size, vs, settings.lm_steps, settings.lm_seq_len)
+    V = tokenizer_vocab_size(settings.lm_corpus, settings.vocab_size)
+    vs = exp_takase.variants("lm", V, settings.lm_model, settings.lm_layers, settings.lm_norm, efficiency=False)
+    return vs, exp_takase.equal_compute_steps("lm", V, vs, settings.lm_steps, settings.lm_seq_len)
 
 
 def _request(settings, variant, seed, steps=None):
     steps = steps or settings.lm_steps
-    return dict(task="lm", overrides=variant["overrides"], vocab_size=settings.vocab_size,
+    return dict(task="lm", overrides=variant["overrides"], corpus=settings.lm_corpus, vocab_size=settings.vocab_size,
                 seq_len=settings.lm_seq_len, steps=steps, batch_size=settings.lm_batch_size,
                 lr=settings.lm_lr, eval_every=max(steps // settings.lm_evals, 1), seed=seed)
 
@@ -49,7 +49,7 @@ def requests(settings):
     vs, budget = _plan(settings)
     return exp_takase.method_requests(vs, budget, settings.lm_steps, settings.seeds,
                                       lambda key, v, seed, steps=None: _name(settings, key, v, seed, steps),
-                                      lambda v, seed, steps=None: _request(settings, v, seed, steps))
+                                      lambda key, v, seed, steps=None: _request(settings, v, seed, steps))
 
 
 def run(out, settings, progress=True):
@@ -58,9 +58,9 @@ def run(out, settings, progress=True):
                                    settings.timing_repeats, seq_len=settings.lm_seq_len,
                                    vocab_size=settings.vocab_size)
     methods = exp_takase.summarize(out, lambda key, v, seed, steps=None: _name(settings, key, v, seed, steps), vs,
-                                   settings.seeds, lambda v, seed, steps=None: _request(settings, v, seed, steps),
+                                   settings.seeds, lambda key, v, seed, steps=None: _request(settings, v, seed, steps),
                                    timing, progress, metrics=("loss", "perplexity"), budget=budget)
-    return {"corpus": "default", "vocab_size": settings.vocab_size, "seq_len": settings.lm_seq_len,
+    return {"corpus": settings.lm_corpus, "vocab_size": tokenizer_vocab_size(settings.lm_corpus, settings.vocab_size), "seq_len": settings.lm_seq_len,
             "batch_size": settings.lm_batch_size, "steps": settings.lm_steps, "seeds": list(settings.seeds),
             "n": settings.lm_layers, "settings": {settings.lm_norm: methods}}
 
@@ -90,10 +90,10 @@ def count_models(train_ids, windows, vocab_size, k=ADD_K):
             "bigram": float(numpy.exp(-numpy.log(bigram).mean()))}
 
 
-def _count_baselines(vocab_size, seq_len, batch_size):
+def count_baselines(corpus, vocab_size, seq_len, batch_size):
     """[(name, held-out perplexity)] of ``count_models`` on the task's own streams and windows
     (the same for every seed: the held-out split and its windows do not depend on it)."""
-    task, V = make_task("lm", 0, batch_size, seq_len, vocab_size=vocab_size)
+    task, V = make_task("lm", 0, batch_size, seq_len, corpus=corpus, vocab_size=vocab_size)
     ppl = count_models(task.train_ids, task.eval_windows, V)
     return [("unigram counts (add-one)", ppl["unigram"]),
             (f"bigram counts (add-{ADD_K:g} toward the unigram)", ppl["bigram"])]
@@ -101,7 +101,8 @@ def _count_baselines(vocab_size, seq_len, batch_size):
 
 def baselines(result, settings):
     return [ledger.baseline("lm", "perplexity", name, value)
-            for name, value in _count_baselines(settings.vocab_size, settings.lm_seq_len, settings.lm_batch_size)]
+            for name, value in count_baselines(settings.lm_corpus, settings.vocab_size, settings.lm_seq_len,
+                                                settings.lm_batch_size)]
 
 
 # --- figures, tables, claims ---------------------------------------------------------------------------
@@ -116,9 +117,8 @@ def figures(result, folder):
 def report(result, figs):
     n, S = result["n"], result["steps"]
     # an older result does not say how many held-out windows there were: no count models then
-    counts = _count_baselines(result["vocab_size"], result["seq_len"], result["batch_size"]) \
-        if "batch_size" in result else []
-    lines = [f"Decoder-only language model on the embedded corpus (V = {result['vocab_size']:,} BPE, "
+    counts = count_baselines(result["corpus"], result["vocab_size"], result["seq_len"], result["batch_size"]) if "batch_size" in result else []
+    lines = [f"Decoder-only language model on the {corpus_name(result['corpus'])} (V = {result['vocab_size']:,} BPE, "
              f"windows of {result['seq_len']} tokens), {S} updates, seeds {result['seeds']}. Vanilla "
              f"M = N = {n}; Universal M = 1 at N = {n}, widened (H, FFN 4 H, embedding E = H) to "
              f"Vanilla's parameters; the strategies M = {n} at N = {2 * n}. Held-out loss: the mean "

@@ -30,19 +30,23 @@ from minishare.tasks import RoutedForestTask
 from minishare.tensor import no_grad
 from minishare.train import TrainConfig, Trainer
 
+# It trains inside ``run``, one model after another (no worker processes), so it runs over ``few_seeds``
+SEEDS = "few_seeds"
+
 TEST_SEED = 20_000         # the test forests: apart from the training batches and the task's own
 SHALLOW = 1                # nodes of depth <= 1 need at most one lookup (a root, or a root's child)
 
 
 def configs(settings):
     """{arm: RecursionConfig}: "fixed, r = 1" .. "fixed, r = N_r", "ACT", "MoR"."""
-    forest = dict(settings.mor_forest)
-    base = dict(vocab_size=forest["n_symbols"], num_fields=2, num_labels=forest["n_symbols"], **settings.mor_model)
-    n = len(settings.mor_capacities)
+    m = settings.mor
+    forest = dict(m["forest"])
+    base = dict(vocab_size=forest["n_symbols"], num_fields=2, num_labels=forest["n_symbols"], **m["model"])
+    n = len(m["capacities"])
     arms = {f"fixed, r = {r}": RecursionConfig(**base, num_recursions=r) for r in range(1, n + 1)}
-    arms["ACT"] = RecursionConfig(**base, num_recursions=n, routing="act", act_loss_weight=settings.mor_act_weight)
+    arms["ACT"] = RecursionConfig(**base, num_recursions=n, routing="act", act_loss_weight=m["act_weight"])
     arms["MoR"] = RecursionConfig(**base, num_recursions=n, routing="expert-choice",
-                                  capacities=tuple(settings.mor_capacities))
+                                  capacities=tuple(m["capacities"]))
     return arms
 
 
@@ -65,22 +69,24 @@ def _measure(model, batch, depth):
 
 
 def _train(config, forest, settings, seed, progress):
+    m = settings.mor
     ms_random.manual_seed(seed)          # every arm starts from the same initialization stream
     model = RecursiveForTokenClassification(config)
-    task = RoutedForestTask(forest, (settings.mor_depth,), settings.mor_batch_size, seed)
-    steps = settings.mor_steps
-    Trainer(model, task, TrainConfig(steps=steps, lr=settings.mor_lr, eval_every=steps, progress=progress)).train()
+    task = RoutedForestTask(forest, (m["depth"],), m["batch_size"], seed)
+    steps = m["steps"]
+    Trainer(model, task, TrainConfig(steps=steps, lr=m["lr"], eval_every=steps, progress=progress)).train()
     model.eval()
     return model
 
 
 def run(out, settings, progress=True):
-    forest = PointerForest(**settings.mor_forest)
-    depth, arms = settings.mor_depth, configs(settings)
+    m = settings.mor
+    forest = PointerForest(**m["forest"])
+    depth, arms = m["depth"], configs(settings)
     T = forest.n_chains * (depth + 1)
     seeds = {}
     for seed in settings.seeds:
-        batch = forest.batch(numpy.random.default_rng((seed, TEST_SEED)), settings.mor_test_forests, depth)
+        batch = forest.batch(numpy.random.default_rng((seed, TEST_SEED)), m["test_forests"], depth)
         seeds[seed] = {arm: _measure(_train(c, forest, settings, seed, progress), batch, depth)
                        for arm, c in arms.items()}
     sizes = {}
@@ -89,10 +95,10 @@ def run(out, settings, progress=True):
                                            for r in range(c.num_recursions)]
         sizes[arm] = {"parameters": count_parameters(RecursiveForTokenClassification(c)),
                       "macs_per_token": costs.macs_per_token(c, T, steps)["total"]}
-    return {"forest": dict(settings.mor_forest), "model": dict(settings.mor_model), "depth": depth,
-            "capacities": list(settings.mor_capacities), "act_loss_weight": settings.mor_act_weight,
+    return {"forest": dict(m["forest"]), "model": dict(m["model"]), "depth": depth,
+            "capacities": list(m["capacities"]), "act_loss_weight": m["act_weight"],
             "mor_mean_passes": costs.mean_passes(costs.planned_tokens_per_step(arms["MoR"], T), T),
-            "steps": settings.mor_steps, "tokens": T, "sizes": sizes,
+            "steps": m["steps"], "tokens": T, "sizes": sizes,
             "chance": [forest.no_lookup_accuracy(d) for d in range(depth + 1)], "seeds": seeds}
 
 

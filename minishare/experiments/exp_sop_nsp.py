@@ -25,7 +25,7 @@ def cue_baselines(settings, seed):
     out = {}
     for objective in OBJECTIVES:
         task, _ = make_task("pretrain", seed, settings.batch_size, settings.seq_len, objective,
-                            vocab_size=settings.vocab_size)
+                            settings.pretrain_corpus, settings.vocab_size)
         held_out = task.eval_sets[objective]
         accuracies = cues.cue_accuracies(task.train.examples(seed), held_out, task.tokenizer)
         best = max((name for name in accuracies if name != "majority"), key=accuracies.__getitem__)

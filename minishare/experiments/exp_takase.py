@@ -29,6 +29,7 @@ from minishare.analysis.figure_style import save_figure
 from minishare.data import seq2seq
 from minishare.experiments import claims as ledger, stats
 from minishare.experiments.common import build_model, make_config, make_task
+from minishare.experiments import runs
 from minishare.experiments.runs import cached_run
 from minishare.models import DecoderLM
 from minishare.nn import init
@@ -42,6 +43,10 @@ KEEP = ("step", "loss", "eval_loss", "eval_exact_match", "eval_perplexity")
 # either near 0 (the plateau: the right length, the wrong letters) or near 1; 0.9 lies in that gap,
 # and a run caught while leaving the plateau (exact match 0.5) does not count.
 SOLVED = 0.9
+# The seed of the learning-rate search (``tuning_requests``): none of the comparisons' seeds
+TUNING_SEED = 100
+# ``requests`` comes in stages: the comparison's runs are known once the search has run
+STAGED = True
 PAPER = "Takase & Kiyono (arXiv 2104.06022, 2021), Table 1, WMT En-De, BLEU (higher is better)"
 # (method, N / M) -> (M/N, BLEU, speed relative to Vanilla) in that table; Universal is M = 1, N = 6
 PAPER_TABLE = {("Vanilla", 1): ("6/6", 26.57, 1.00), ("Universal", None): ("1/6", 26.90, 0.48),
@@ -161,11 +166,43 @@ def plan(settings):
     return out
 
 
-def _request(settings, variant, seed, steps=None):
+def _request(settings, variant, seed, lr, steps=None):
     steps = steps or settings.takase_steps
     return dict(task=settings.takase_task, overrides=variant["overrides"], steps=steps,
-                batch_size=settings.takase_batch_size, lr=settings.takase_lr,
+                batch_size=settings.takase_batch_size, lr=lr,
                 eval_every=max(steps // settings.takase_evals, 1), seed=seed)
+
+
+# --- the learning rate of each method, chosen on a seed the comparisons do not use -----------------------
+def tuning_name(norm, key, v, lr):
+    return f"takase-tune-{norm}ln-{slug(key, v['M'], v['N'])}-lr{lr:g}-s{TUNING_SEED}"
+
+
+def tuning_requests(settings):
+    """One run of S updates per (LN position, method, learning rate of ``takase_lrs``), all with
+    seed ``TUNING_SEED``: the search that picks each method's learning rate (``tuned_lrs``)."""
+    return {tuning_name(norm, key, v, lr): _request(settings, v, TUNING_SEED, lr)
+            for norm, (vs, _) in plan(settings).items() for key, v in vs.items() for lr in settings.takase_lrs}
+
+
+def tuned_lrs(out, settings):
+    """{LN position: {method: {"lr": the chosen rate, "losses": {rate: final held-out loss}}}}, from
+    the tuning runs in ``out`` (trained here when missing): each method gets the rate of its lowest
+    held-out loss at ``TUNING_SEED``, so no seed of the comparison chose it."""
+    chosen = {}
+    for norm, (vs, _) in plan(settings).items():
+        for key, v in vs.items():
+            losses = {lr: cached_run(out, tuning_name(norm, key, v, lr), False,
+                                     **_request(settings, v, TUNING_SEED, lr))["final"]["eval_loss"]
+                      for lr in settings.takase_lrs}
+            chosen.setdefault(norm, {})[key] = {"lr": min(losses, key=losses.get),
+                                                 "losses": {f"{lr:g}": x for lr, x in losses.items()}}
+    return chosen
+
+
+def tuning_done(out, settings):
+    return out is not None and all(runs.is_cached(out, name, request)
+                                   for name, request in tuning_requests(settings).items())
 
 
 def run_name(norm, key, v, seed, steps=None):
@@ -182,26 +219,37 @@ def extra_runs(budget, steps):
 def method_requests(vs, budget, steps, seeds, name_of, request_of):
     """{run name: request}: one run per (method, seed) of S = ``steps`` updates, and one per
     (method, seed) whose equal-compute budget differs from S. ``name_of(key, v, seed, steps=None)``
-    and ``request_of(v, seed, steps=None)`` make the name and the run_training arguments."""
+    and ``request_of(key, v, seed, steps=None)`` make the name and the run_training arguments."""
     extra = extra_runs(budget, steps)
     out = {}
     for key, v in vs.items():
         for seed in seeds:
-            out[name_of(key, v, seed)] = request_of(v, seed)
+            out[name_of(key, v, seed)] = request_of(key, v, seed)
             if key in extra:
-                out[name_of(key, v, seed, extra[key])] = request_of(v, seed, extra[key])
+                out[name_of(key, v, seed, extra[key])] = request_of(key, v, seed, extra[key])
     return out
 
 
-def requests(settings):
-    """Every training run: one per (LN position, method, seed), and one per (LN position,
-    equal-parameter method other than Vanilla, seed) for its equal-compute budget."""
-    out = {}
+def requests(settings, out=None):
+    """Every training run, in two stages. First the tuning runs (``tuning_requests``); once they
+    are in ``out``, also the comparison's: one per (LN position, method, seed), and one per (LN
+    position, equal-parameter method other than Vanilla, seed) for its equal-compute budget, each
+    at its method's tuned learning rate."""
+    wanted = tuning_requests(settings)
+    if tuning_done(out, settings):
+        wanted.update(comparison_requests(settings, tuned_lrs(out, settings)))
+    return wanted
+
+
+def comparison_requests(settings, lrs):
+    """The comparison's runs, each method at its learning rate ``lrs[norm][key]["lr"]``."""
+    wanted = {}
     for norm, (vs, budget) in plan(settings).items():
-        out.update(method_requests(vs, budget, settings.takase_steps, settings.seeds,
-                                   lambda key, v, seed, steps=None, norm=norm: run_name(norm, key, v, seed, steps),
-                                   lambda v, seed, steps=None: _request(settings, v, seed, steps)))
-    return out
+        wanted.update(method_requests(
+            vs, budget, settings.takase_steps, settings.seeds,
+            lambda key, v, seed, steps=None, norm=norm: run_name(norm, key, v, seed, steps),
+            lambda key, v, seed, steps=None, norm=norm: _request(settings, v, seed, lrs[norm][key]["lr"], steps)))
+    return wanted
 
 
 # --- speed, measured back to back ---------------------------------------------------------------------
@@ -237,11 +285,11 @@ def summarize(out, name_of, vs, seeds, request_of, timing, progress, metrics, bu
     """Load (or train) every run of ``vs`` and gather, per method: parameters, step time, relative
     speed, thinned histories per seed and the spread of each final held-out metric; for the
     methods of ``budget`` ({key: equal-compute updates}) the same of their equal-compute runs
-    under "equal_compute". ``name_of(key, v, seed, steps=None)`` and ``request_of(v, seed,
+    under "equal_compute". ``name_of(key, v, seed, steps=None)`` and ``request_of(key, v, seed,
     steps=None)`` name and describe a run (``steps``: an equal-compute run's updates)."""
     result = {}
     for key, v in vs.items():
-        runs = [cached_run(out, name_of(key, v, seed), progress, **request_of(v, seed)) for seed in seeds]
+        runs = [cached_run(out, name_of(key, v, seed), progress, **request_of(key, v, seed)) for seed in seeds]
         histories = [_thin(r["history"]) for r in runs]
         steps = int(histories[0][-1]["step"])
         result[key] = {**{k: v[k] for k in ("method", "label", "M", "N", "H")},
@@ -251,7 +299,7 @@ def summarize(out, name_of, vs, seeds, request_of, timing, progress, metrics, bu
         if key in budget:
             own = extra_runs(budget, steps).get(key)
             if own is not None:
-                runs = [cached_run(out, name_of(key, v, seed, own), progress, **request_of(v, seed, own))
+                runs = [cached_run(out, name_of(key, v, seed, own), progress, **request_of(key, v, seed, own))
                         for seed in seeds]
             result[key]["equal_compute"] = {"steps": budget[key], "histories": [_thin(r["history"]) for r in runs],
                                             **_finals(runs, metrics)}
@@ -259,15 +307,19 @@ def summarize(out, name_of, vs, seeds, request_of, timing, progress, metrics, bu
 
 
 def run(out, settings, progress=True):
+    lrs = tuned_lrs(out, settings)
     result = {"task": settings.takase_task, "steps": settings.takase_steps, "seeds": list(settings.seeds),
-              "n": settings.takase_layers, "settings": {}}
+              "n": settings.takase_layers, "lrs": list(settings.takase_lrs), "tuning_seed": TUNING_SEED,
+              "settings": {}}
     for norm, (vs, budget) in plan(settings).items():
         timing = step_times(settings.takase_task, {k: v["overrides"] for k, v in vs.items()},
                             settings.takase_batch_size, settings.timing_repeats)
         result["settings"][norm] = summarize(
             out, lambda key, v, seed, steps=None: run_name(norm, key, v, seed, steps), vs, settings.seeds,
-            lambda v, seed, steps=None: _request(settings, v, seed, steps), timing, progress,
-            metrics=("loss", "exact_match"), budget=budget)
+            lambda key, v, seed, steps=None: _request(settings, v, seed, lrs[norm][key]["lr"], steps),
+            timing, progress, metrics=("loss", "exact_match"), budget=budget)
+        for key, tuning in lrs[norm].items():
+            result["settings"][norm][key]["tuning"] = tuning
     return result
 
 
@@ -281,9 +333,10 @@ def rule_scores(pairs, n_symbols):
 
 
 def trivial_rules(task_name, seeds):
-    """The no-model rules of a task of the copy family (copy, reverse, sort: the target holds the
-    source's letters), scored on the held-out examples of every seed (``tasks.Seq2SeqTask`` draws
-    them with seed 10,000 + s), as [(name, metric, mean over seeds)]:
+    """The no-model rules of a task, scored on the held-out examples of every seed
+    (``tasks.Seq2SeqTask`` draws them with seed 10,000 + s), as [(name, metric, mean over seeds)].
+    A task with ``baselines`` (addition, pointer) scores its own rules' exact match; a task of the
+    copy family (copy, reverse, sort: the target holds the source's letters) has these:
 
     * copy the source: its exact match (on "reverse" the palindromes, every one-letter source
       among them); left out on "copy", where it is the task;
@@ -294,6 +347,9 @@ def trivial_rules(task_name, seeds):
 
     Other tasks have no such rule here: []."""
     task = seq2seq.get_task(task_name)
+    if hasattr(task, "baselines"):
+        per_seed = [task.baselines(_symbols(task, make_task(task_name, seed, 1, 1)[0].eval_pairs)) for seed in seeds]
+        return [(rule, "exact_match", sum(s[rule] for s in per_seed) / len(seeds)) for rule in per_seed[0]]
     if not isinstance(task, seq2seq.CopyTask):
         return []
     scores = [rule_scores(make_task(task_name, seed, 1, 1)[0].eval_pairs, task.n_symbols) for seed in seeds]
@@ -301,6 +357,11 @@ def trivial_rules(task_name, seeds):
     if task.name != "copy":
         rules.insert(0, ("copy the source", "exact_match", sum(s[0] for s in scores) / len(seeds)))
     return rules
+
+
+def _symbols(task, pairs):
+    """(source, target) id pairs as symbols, as a task's ``baselines`` reads them."""
+    return [([task.vocab[i] for i in source], [task.vocab[i] for i in target]) for source, target in pairs]
 
 
 def baselines(result, settings):
@@ -381,9 +442,15 @@ def report(result, figs):
              f"N = {2 * n} positions (equal parameters) and N = {3 * n} "
              f"(Takase & Kiyono's efficiency comparison). Speed: Vanilla's step time over the method's, "
              f"measured back to back after training. Solved: the seeds whose held-out exact match is at "
-             f"least {SOLVED} (a run either stays on the plateau or leaves it, so a mean hides how many "
+             f"least {SOLVED} (where runs either stay on a plateau or leave it, a mean hides how many "
              f"did). No model: rules that need no training, on the same held-out examples (mean over "
              f"seeds). Values: mean ± std (min–max) over seeds.", ""]
+    if "lrs" in result:
+        lines += [f"Learning rates: each method's, picked from {{{', '.join(f'{lr:g}' for lr in result['lrs'])}}} "
+                  f"by its held-out loss after {S} updates with seed {result['tuning_seed']}, which no "
+                  "comparison uses: " + "; ".join(
+                      f"{LN[norm]} " + ", ".join(f"{r['label']} {r['tuning']['lr']:g}" for r in methods.values())
+                      for norm, methods in result["settings"].items()) + ".", ""]
     for norm, methods in result["settings"].items():
         lines += [f"**{LN[norm]}**", "",
                   "| method | M | N | H | LN | parameters | speed | held-out loss | exact match | "
@@ -458,9 +525,9 @@ def _paper(a, b):
             f"{b['method']} (M/N = {pb[0]}) {pb[1]:.2f} at speed {pb[2]:.2f}")
 
 
-def method_claims(experiment, result, seeds, metric, what, digits=3, paper=True):
-    """The comparisons of Takase & Kiyono's methods on held-out ``metric`` (lower is better), per
-    LN position: each strategy at N = 2n against Vanilla (equal parameters: primary), Universal
+def method_claims(experiment, result, seeds, metric, what, digits=3, paper=True, better="lower"):
+    """The comparisons of Takase & Kiyono's methods on held-out ``metric`` (``better``: "lower" or
+    "higher"), per LN position: each strategy at N = 2n against Vanilla (equal parameters: primary), Universal
     against Vanilla, each strategy at N = 3n against Universal (efficiency: primary), and, where
     the result has them, each equal-compute run against Vanilla's."""
     out = []
@@ -469,7 +536,7 @@ def method_claims(experiment, result, seeds, metric, what, digits=3, paper=True)
             x, y = (methods[k] if at is None else methods[k][at] for k in (a, b))
             return ledger.compare(
                 f"{experiment}.{norm}ln.{a}_vs_{b}{'' if at is None else '.' + at}", experiment,
-                f"{what}, {LN[norm]}, {kind}", metric, "lower", arm_name(methods[a], norm),
+                f"{what}, {LN[norm]}, {kind}", metric, better, arm_name(methods[a], norm),
                 arm_name(methods[b], norm), seeds, x[metric]["values"], y[metric]["values"],
                 _paper(methods[a], methods[b]) if paper and at is None else None, primary, digits)
         deep = [k for k in equal_keys(methods) if k not in ("vanilla", "universal")]
@@ -483,4 +550,6 @@ def method_claims(experiment, result, seeds, metric, what, digits=3, paper=True)
 
 
 def claims(result, seeds):
-    return method_claims("takase", result, seeds, "loss", "Held-out loss")
+    """On held-out exact match, the task's score (the paper's is BLEU): the no-model rules are
+    scored on it too, so a method is compared only where it beats them."""
+    return method_claims("takase", result, seeds, "exact_match", "Held-out exact match", better="higher")

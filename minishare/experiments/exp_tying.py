@@ -3,6 +3,10 @@
 embeddings (E = H) and factorized ones (E < H), not-shared, over seeds: the parameters tying saves
 (V × E, the output matrix) and the held-out loss at equal steps."""
 from minishare.experiments import claims as ledger, exp_albert, stats
+from minishare.experiments.common import tokenizer_vocab_size
+
+# A secondary experiment: its runs cost the default run's budget, so it runs over ``few_seeds``
+SEEDS = "few_seeds"
 
 
 def variants(settings):
@@ -26,7 +30,7 @@ def requests(settings):
 
 
 def run(out, settings, progress=True):
-    result = {"V": settings.vocab_size, "N": settings.albert["num_hidden_layers"], "models": {}}
+    result = {"V": tokenizer_vocab_size(settings.pretrain_corpus, settings.vocab_size), "N": settings.albert["num_hidden_layers"], "models": {}}
     for name, config in variants(settings).items():
         summary = exp_albert.summarize(exp_albert.seed_runs(out, settings, "not-shared", progress=progress,
                                                             **_config(config)))

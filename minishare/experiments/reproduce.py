@@ -6,8 +6,10 @@ Each experiment is a module with ``run(out, settings) -> result`` (plain JSON da
 ``observations(result) -> [sentences]`` (facts read off the result), ``claims(result, seeds) ->
 [claims.compare(...)]`` (every comparison of trained arms it reports, see ``claims``),
 ``baselines(result, settings) -> [claims.baseline(...)]`` (the no-model baselines of its task) and
-``requests(settings) -> {run name: run_training arguments}``, every training run it needs. The pipeline first trains all the runs the experiments
-request, ``jobs`` at a time in worker processes (``runs.train_all``), then calls each ``run``
+``requests(settings) -> {run name: run_training arguments}``, every training run it needs
+(``STAGED``: ``requests(settings, out)``, which asks for more once its first runs are done). The
+pipeline first trains all the runs the experiments request, stage by stage, ``jobs`` at a time in
+worker processes (``runs.train_all``), then calls each ``run``
 one after another: ``run`` finds its trainings cached, and timings it measures itself do not share
 the CPU with a training. Results are cached in ``OUT/<experiment>/result.json`` with the settings
 of the settings they read (``Reads``), so running again only redraws, and a change to one
@@ -15,16 +17,18 @@ experiment's settings retrains that experiment alone; ``--only NAME`` runs one e
 report still includes every cached one. The claims and baselines of every experiment in the report
 go to ``OUT/claims.json``, the ledger the book and the notebooks render their sentences from.
 """
+import dataclasses
 import json
 import os
 
 from minishare.errors import InvalidValue
 from minishare.experiments import (exp_act, exp_albert, exp_communication, exp_embedding_size, exp_flops,
                                    exp_gradnorms, exp_layerwise, exp_lm, exp_looped, exp_memory, exp_mor,
-                                   exp_params, exp_plans, exp_regularizer, exp_sop_nsp, exp_takase, exp_tying)
+                                   exp_params, exp_plans, exp_regularizer, exp_relaxed, exp_sop_nsp, exp_takase,
+                                   exp_tying)
 from minishare import data
 from minishare.experiments import claims, runs
-from minishare.experiments.settings import FULL, QUICK
+from minishare.experiments.settings import FULL, LONG, QUICK
 from minishare.files import atomic_write
 
 EXPERIMENTS = {
@@ -44,37 +48,44 @@ EXPERIMENTS = {
     "gradnorms": ("Gradient norms by layer position: Post-LN against Pre-LN, shared stacks", exp_gradnorms),
     "act": ("The Universal Transformer with Adaptive Computation Time: ponder time per token", exp_act),
     "looped": ("Looped depth: more iterations at test time on harder inputs", exp_looped),
+    "relaxed": ("Convert, don't retrain: a trained model made recursive, relaxed and basis-shared", exp_relaxed),
     "mor": ("Tokens that choose their depth: Mixture-of-Recursions beside ACT", exp_mor),
 }
 
 
-def run(out, quick=False, only=None, progress=True, jobs=1):
-    """Run (or load) the experiments and write the report; returns the report's path. ``jobs``:
-    how many training runs train at once (one process each, one BLAS thread each)."""
+def run(out, quick=False, only=None, progress=True, jobs=1, long=False):
+    """Run (or load) the experiments and write the report; returns the report's path. ``quick``,
+    the default or ``long``: the tier (``settings``). ``jobs``: how many training runs train at
+    once (one process each, one BLAS thread each)."""
+    if quick and long:
+        raise InvalidValue("choose one tier: quick or long, not both")
     unknown = sorted(set(only or ()) - set(EXPERIMENTS))
     if unknown:
         raise InvalidValue(f"unknown experiment(s) {', '.join(unknown)}; "
                            f"choose from {', '.join(EXPERIMENTS)}")
-    settings = QUICK if quick else FULL
+    settings = QUICK if quick else LONG if long else FULL
     os.makedirs(out, exist_ok=True)
-    todo = [name for name in EXPERIMENTS if (only is None or name in only)
-            and _cached(os.path.join(out, name), settings) is None]
-    wanted = requests(todo, settings)
-    missing = {name: r for name, r in wanted.items() if not runs.is_cached(out, name, r)}
-    if progress and missing and not settings.quick:
-        seconds, shapes = runs.estimate(missing, jobs)
-        print(f"[reproduce] {len(missing)} training runs to make; timed on this machine ({shapes} models, a few "
-              f"steps each): about {seconds / 60:.0f} minutes with {jobs} job(s), evaluations and timings "
-              "not counted", flush=True)
-    runs.train_all(out, wanted, jobs=jobs, progress=progress)
+    todo = [name for name, (_, module) in EXPERIMENTS.items() if (only is None or name in only)
+            and _cached(os.path.join(out, name), experiment_settings(module, settings)) is None]
+    while True:       # in stages: an experiment may ask for runs that depend on runs it asked for before
+        wanted = requests(todo, settings, out)
+        missing = {name: r for name, r in wanted.items() if not runs.is_cached(out, name, r)}
+        if not missing:
+            break
+        if progress and not settings.quick:
+            seconds, shapes = runs.estimate(missing, jobs)
+            print(f"[reproduce] {len(missing)} training runs to make; timed on this machine ({shapes} models, a "
+                  f"few steps each): about {seconds / 60:.0f} minutes with {jobs} job(s), evaluations and timings "
+                  "not counted (a later stage may ask for more)", flush=True)
+        runs.train_all(out, wanted, jobs=jobs, progress=progress)
     sections, ledger = [], {"claims": [], "baselines": []}
     for name, (title, module) in EXPERIMENTS.items():
         folder = os.path.join(out, name)
-        result = _cached(folder, settings)
+        result = _cached(folder, experiment_settings(module, settings))
         if name in todo:
             if progress:
                 print(f"[reproduce] {name}: running", flush=True)
-            reads = Reads(settings)
+            reads = Reads(experiment_settings(module, settings))
             result = json.loads(json.dumps(module.run(out, reads, progress=progress)))
             _write_json(os.path.join(folder, "result.json"), {"settings": reads.key(), "result": result})
         if result is None:
@@ -90,18 +101,30 @@ def run(out, quick=False, only=None, progress=True, jobs=1):
     return path
 
 
-def requests(names, settings):
-    """Every training run the experiments ``names`` need: {run name: run_training arguments}. Two
+def requests(names, settings, out=None):
+    """Every training run the experiments ``names`` need now: {run name: run_training arguments}.
+    An experiment with ``STAGED`` takes ``out`` too and may ask for more once the runs it asked for
+    are there (``exp_takase``: the comparison's runs after its learning-rate search). Two
     experiments may share a run (same name), never with different arguments."""
     wanted = {}
     for name in names:
         module = EXPERIMENTS[name][1]
-        for run_name, request in (module.requests(settings) if hasattr(module, "requests") else {}).items():
+        mine = experiment_settings(module, settings)
+        asked = {} if not hasattr(module, "requests") else \
+            module.requests(mine, out) if getattr(module, "STAGED", False) else module.requests(mine)
+        for run_name, request in asked.items():
             if run_name in wanted and wanted[run_name] != request:
                 raise InvalidValue(f"experiment {name!r} requests run {run_name!r} with other arguments "
                                    "than another experiment: give one of them another name")
             wanted[run_name] = request
     return wanted
+
+
+def experiment_settings(module, settings):
+    """The settings as ``module`` sees them: an experiment that names another seeds field in
+    ``SEEDS`` (``"few_seeds"``: the costly secondary ones) gets those seeds as ``seeds``, for its
+    runs, its cache key and its claims alike."""
+    return dataclasses.replace(settings, seeds=getattr(settings, getattr(module, "SEEDS", "seeds")))
 
 
 class Reads:
@@ -148,6 +171,7 @@ def _observations(module, result):
 def ledger_of(module, result, settings):
     """{"claims", "baselines"} of one experiment's result: its comparisons with their verdicts
     decided (Holm over the primary ones) and its no-model baselines."""
+    settings = experiment_settings(module, settings)
     base = module.baselines(result, settings) if hasattr(module, "baselines") else []
     found = claims.finish(module.claims(result, settings.seeds), base) if hasattr(module, "claims") else []
     return {"claims": found, "baselines": base}
@@ -155,7 +179,7 @@ def ledger_of(module, result, settings):
 
 def _markdown(sections, settings, out):
     lines = ["# minishare: the papers' claims, measured at small scale", "",
-             f"Settings: {'quick (CI)' if settings.quick else 'full'} run; every model is tiny and trained on "
+             f"Settings: {'quick (CI)' if settings.quick else 'long' if settings == LONG else 'full'} run; every model is tiny and trained on "
              "2 CPU cores, so the figures show the direction of the papers' effects where it is visible, "
              "and say so where it is not.", ""]
     for title, figs, text, notes, found in sections:

@@ -2,6 +2,8 @@
 from minishare.nn import init, utils
 from minishare.nn.container import ModuleList, Sequential
 from minishare.nn.layers import Dropout, Embedding, LayerNorm, Linear
+from minishare.nn.lora import LoRALinear
+from minishare.nn.basis import BasisLinear
 from minishare.nn.module import Module, Parameter
 from minishare.nn.act import AdaptiveComputationTime
 from minishare.nn.attention import MultiHeadAttention, causal_mask, padding_mask

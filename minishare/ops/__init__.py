@@ -5,6 +5,7 @@ from minishare.ops.dropout import Dropout
 from minishare.ops.elementwise import Add, Div, Mul, Neg, Pow, Sub, Where, unbroadcast
 from minishare.ops.embedding import Embedding
 from minishare.ops.layer_norm import LayerNorm
+from minishare.ops.lora import LoRALinear
 from minishare.ops.matmul import Linear, MatMul
 from minishare.ops.nonlinear import GELU, Exp, Log, ReLU, Sqrt, Tanh
 from minishare.ops.reduce import Max, Sum, mean, var

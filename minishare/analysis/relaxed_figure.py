@@ -1,0 +1,31 @@
+"""Held-out loss against unique parameters for the conversions of one trained model (chapter 15,
+experiment "relaxed"): the curve from all-shared back to not-shared as the LoRA rank grows,
+Basis Sharing's curve as its basis grows, and the models of as many parameters trained from
+scratch."""
+from minishare.analysis.figure_style import band, book_figure, new_figure, series_style, wrapped
+
+
+@book_figure
+def plot_relaxed(curves, points, title):
+    """``curves``: name -> list of (unique parameters, per-seed losses), drawn as a line through
+    the means with min–max error bars; ``points``: name -> (unique parameters, per-seed losses),
+    a marker each. Parameters on a log axis."""
+    if not curves and not points:
+        raise ValueError("plot_relaxed needs at least one curve or point")
+    fig, axes = new_figure(height=5.2)
+    ax = axes[0][0]
+    n = len(curves) + len(points)
+    for i, (name, rows) in enumerate(list(curves.items()) + [(k, [v]) for k, v in points.items()]):
+        style = series_style(i, n)
+        if name in points:
+            style.update(linestyle="none", markersize=8)
+        xs = [x for x, _ in rows]
+        mean, low, high = band([list(v) for v in zip(*[values for _, values in rows])])
+        ax.errorbar(xs, mean, yerr=[[m - lo for m, lo in zip(mean, low)], [hi - m for m, hi in zip(mean, high)]],
+                    label=name, markerfacecolor="white", capsize=3, **style)
+    ax.set_xscale("log")
+    ax.set_xlabel("unique parameters (each shared tensor once), log scale")
+    ax.set_ylabel("held-out loss (cross-entropy per token, nats)")
+    ax.set_title(wrapped(title + "\nmarker: mean over seeds, bar: min–max"))
+    fig.legend(loc="outside lower center", ncols=2)
+    return fig
