@@ -186,7 +186,9 @@ FULL = Settings(quick=False, seeds=(0, 1, 2, 3, 4), few_seeds=(0, 1, 2), pretrai
                 # forests of depth 3 were solved by every arm, r = 1 included (1.00 after 1,000 steps:
                 # two layers reach 4 links by pointer doubling), so depth gave no arm an edge; depth 5
                 # after 600 steps was solved by none beyond depth 2 (all arms 0.57, chance 0.50).
-                # PILOT3
+                # Depth 4 lies between the two (4 chains, T = 20 tokens, so capacities 1, 1/2, 1/4, 1/4 take
+                # 20, 10, 5, 5 tokens: 2 passes on average, the compute of r = 2), with 1,000 steps: about
+                # 220 CPU-s per seed for the six arms, three seeds (few_seeds) about 11 CPU-minutes.
                 mor=dict(forest=dict(n_symbols=32, n_chains=4), depth=4,
                          model=dict(hidden_size=32, num_attention_heads=2, intermediate_size=64),
                          capacities=(1, 0.5, 0.25, 0.25), act_weight=0.01, steps=1000, batch_size=32, lr=3e-3,
