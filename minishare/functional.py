@@ -87,6 +87,21 @@ def masked_fill(input, mask, value):
     return where(mask, value, input)
 
 
+def gather_tokens(input, index):
+    """The tokens ``index`` (B, k) of each sequence of ``input`` (B, T, ...) -> (B, k, ...)."""
+    return ops.GatherTokens.apply(input, _index(index))
+
+
+def scatter_add_tokens(input, index, src):
+    """``input`` (B, T, ...) with ``src`` (B, k, ...) added at the positions ``index`` (B, k)."""
+    return ops.ScatterAddTokens.apply(input, _index(index), src)
+
+
+def _index(index):
+    """Integer positions as a Tensor without a gradient (a host or backend array, or a Tensor)."""
+    return index if isinstance(index, Tensor) else Tensor(backend.asarray(index))
+
+
 def concatenate(tensors, axis=0):
     return ops.Concatenate.apply(*tensors, axis=axis)
 

@@ -18,7 +18,8 @@ share of a batch by how many of the batch's items it holds::
 
 Four tasks: ALBERT pre-training (MLM + SOP or NSP), a toy sequence-to-sequence task for the
 encoder-decoder, next-token language modelling for the decoder-only LM, and the pointer forests
-of chapter 14 for the looped model (which trains with a number of iterations drawn per batch).
+of chapter 14 for the looped model (which trains with a number of iterations drawn per batch),
+the same forests for chapter 16's models whose tokens choose their depth.
 """
 import numpy   # host-side data handling: batches are NumPy arrays until the model moves them
 
@@ -283,3 +284,20 @@ class PointerForestTask:
         return {"loss": out.loss.item(),
                 "accuracy": _accuracy(predictions, batch["labels"], numpy.ones_like(deepest)),
                 "accuracy_deepest": _accuracy(predictions, batch["labels"], deepest)}
+
+
+class RoutedForestTask(PointerForestTask):
+    """The same pointer forests for a recursive token classifier whose tokens choose their depth
+    (``models.RecursiveForTokenClassification``, chapter 16): the model fixes its own passes, so a
+    batch carries no number of iterations, and evaluation adds the mean passes per token."""
+
+    def __init__(self, forest, train_depths, batch_size=32, seed=0, n_eval=64):
+        super().__init__(forest, train_depths, batch_size, seed, None, n_eval)
+
+    def loss(self, model, batch):
+        return model(batch["input_ids"], labels=batch["labels"]).loss, {}
+
+    def evaluate(self, model):
+        with no_grad():
+            passes = model(self.eval_batch["input_ids"]).passes
+        return {**super().evaluate(model), "passes": float(backend.to_numpy(passes).mean())}

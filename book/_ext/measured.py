@@ -454,6 +454,28 @@ def relaxed_rows(settings, figures):
     ]
 
 
+# --- chapter 16: tokens that choose their depth ---------------------------------------------------------
+def mor_rows(settings, figures):
+    def accuracy(arm):
+        return lambda res: pct(stats.spread([_get(res, "seeds", s, arm, "accuracy") for s in _get(res, "seeds")]))
+
+    def passes(arm):
+        return lambda res: num(stats.spread([_get(res, "seeds", s, arm, "passes") for s in _get(res, "seeds")]))
+    return [
+        ("at equal compute, MoR beats a recursive model whose every token takes every pass",
+         "at equal training FLOPs MoR reaches a lower validation loss than the recursive baselines, across "
+         "135M to 1.7B parameters, with about a third of the vanilla model's unique parameters at N_r = 3 "
+         "(Bae et al., 2025)",
+         lambda res: said(figures, "mor.vs_fixed_same_passes")),
+        ("MoR beside ACT on the same task", "not compared in the paper",
+         lambda res: f"MoR {accuracy('MoR')(res)} at {res['mor_mean_passes']:g} passes, ACT {accuracy('ACT')(res)} "
+                     f"at {passes('ACT')(res)} passes; " + said(figures, "mor.vs_act")),
+        ("the router gives harder tokens more recursions",
+         "the router sends semantically rich tokens through more recursion steps (Bae et al., 2025)",
+         lambda res: said(figures, "mor.mor_deep_vs_shallow")),
+    ]
+
+
 def tables(figures):
     """{name: Markdown} of every table the chapters include."""
     return {
@@ -474,4 +496,5 @@ def tables(figures):
         "regularizer": claims_table("regularizer", figures, regularizer_rows),
         "looped": claims_table("looped", figures, looped_rows),
         "relaxed": claims_table("relaxed", figures, relaxed_rows),
+        "mor": claims_table("mor", figures, mor_rows),
     }

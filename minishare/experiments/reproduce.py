@@ -23,8 +23,9 @@ import os
 
 from minishare.errors import InvalidValue
 from minishare.experiments import (exp_act, exp_albert, exp_communication, exp_embedding_size, exp_flops,
-                                   exp_gradnorms, exp_layerwise, exp_lm, exp_looped, exp_memory, exp_params,
-                                   exp_plans, exp_regularizer, exp_relaxed, exp_sop_nsp, exp_takase, exp_tying)
+                                   exp_gradnorms, exp_layerwise, exp_lm, exp_looped, exp_memory, exp_mor,
+                                   exp_params, exp_plans, exp_regularizer, exp_relaxed, exp_sop_nsp, exp_takase,
+                                   exp_tying)
 from minishare import data
 from minishare.experiments import claims, runs
 from minishare.experiments.settings import FULL, LONG, QUICK
@@ -48,6 +49,7 @@ EXPERIMENTS = {
     "act": ("The Universal Transformer with Adaptive Computation Time: ponder time per token", exp_act),
     "looped": ("Looped depth: more iterations at test time on harder inputs", exp_looped),
     "relaxed": ("Convert, don't retrain: a trained model made recursive, relaxed and basis-shared", exp_relaxed),
+    "mor": ("Tokens that choose their depth: Mixture-of-Recursions beside ACT", exp_mor),
 }
 
 

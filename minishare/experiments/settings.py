@@ -67,6 +67,7 @@ class Settings:
     looped_lr: float
     looped_test_forests: int
     relaxed: dict                # convert, don't retrain (exp_relaxed): the trained LM and its conversions
+    mor: dict                    # tokens that choose their depth (exp_mor): forests, widths, MoR and ACT
 
     def key(self):
         """What a cached result depends on: rerunning with other settings retrains."""
@@ -107,7 +108,11 @@ QUICK = Settings(quick=True, seeds=(0, 1), few_seeds=(0, 1), pretrain_corpus="gr
                  relaxed=dict(model=dict(hidden_size=16, num_attention_heads=2, intermediate_size=64), layers=4,
                               unique=2, norm="pre", init="average", steps=20, uptrain_steps=5, lr=3e-3,
                               uptrain_lr=1e-3, batch_size=8, seq_len=32, ranks=(1, 2, 4, 8),
-                              basis_ranks=(4, 8, 16)))
+                              basis_ranks=(4, 8, 16)),
+                 mor=dict(forest=dict(n_symbols=12, n_chains=2), depth=3,
+                          model=dict(hidden_size=16, num_attention_heads=2, intermediate_size=32),
+                          capacities=(1, 0.5, 0.25, 0.25), act_weight=0.01, steps=10, batch_size=8, lr=3e-3,
+                          test_forests=16))
 
 # Full: the book's numbers. Every choice below comes from pilots on this machine's 2 cores (seed 0
 # unless said; CPU-s by time.process_time), reported in the closing note of issue 18:
@@ -179,7 +184,18 @@ FULL = Settings(quick=False, seeds=(0, 1, 2, 3, 4), few_seeds=(0, 1, 2), pretrai
                 relaxed=dict(model=dict(hidden_size=64, num_attention_heads=4, intermediate_size=256), layers=4,
                              unique=2, norm="pre", init="average", steps=300, uptrain_steps=100, lr=3e-3,
                              uptrain_lr=1e-3, batch_size=16, seq_len=64, ranks=(1, 2, 4, 8),
-                             basis_ranks=(8, 16, 32, 64)))
+                             basis_ranks=(8, 16, 32, 64)),
+                # MoR beside ACT (exp_mor), from pilots (seed 0, all six arms, 2 shared cores, H = 32):
+                # forests of depth 3 were solved by every arm, r = 1 included (1.00 after 1,000 steps:
+                # two layers reach 4 links by pointer doubling), so depth gave no arm an edge; depth 5
+                # after 600 steps was solved by none beyond depth 2 (all arms 0.57, chance 0.50).
+                # Depth 4 lies between the two (4 chains, T = 20 tokens, so capacities 1, 1/2, 1/4, 1/4 take
+                # 20, 10, 5, 5 tokens: 2 passes on average, the compute of r = 2), with 1,000 steps: about
+                # 220 CPU-s per seed for the six arms, three seeds (few_seeds) about 11 CPU-minutes.
+                mor=dict(forest=dict(n_symbols=32, n_chains=4), depth=4,
+                         model=dict(hidden_size=32, num_attention_heads=2, intermediate_size=64),
+                         capacities=(1, 0.5, 0.25, 0.25), act_weight=0.01, steps=1000, batch_size=32, lr=3e-3,
+                         test_forests=128))
 
 # Long: for an overnight run or a GPU. More seeds and updates, and Pre-LN in Takase & Kiyono's
 # comparison; its cost is the estimate ``reproduce`` prints before it starts (about 8 times the

@@ -9,3 +9,4 @@ from minishare.nn.act import AdaptiveComputationTime
 from minishare.nn.attention import MultiHeadAttention, causal_mask, padding_mask
 from minishare.nn.transformer import FFN, Residual, Stack, decoder, encoder
 from minishare.nn.looped import LoopedStack
+from minishare.nn.mor import MixtureOfRecursions

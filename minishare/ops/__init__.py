@@ -11,3 +11,4 @@ from minishare.ops.nonlinear import GELU, Exp, Log, ReLU, Sqrt, Tanh
 from minishare.ops.reduce import Max, Sum, mean, var
 from minishare.ops.shape import Concatenate, GetItem, Reshape, Stack, Transpose, split
 from minishare.ops.softmax import LogSoftmax, Softmax
+from minishare.ops.tokens import GatherTokens, ScatterAddTokens

@@ -1,0 +1,21 @@
+"""Every step chooses among all T tokens, not among those of the step before: a token that
+stopped can come back (the paper's hierarchical filtering is what this drops)."""
+
+
+class ExpertChoiceRouter(ExpertChoiceRouter):
+    def forward(self, x, block):
+        B, T, H = x.shape
+        rows = np.arange(B)[:, None]
+        candidates = np.broadcast_to(np.arange(T), (B, T))
+        active = np.zeros((len(self.routers), B, T), dtype=bool)
+        h = x
+        for r, k in enumerate(capacity_tokens(self.capacities, T)):
+            n = candidates.shape[1]
+            z = self.routers[r](F.gather_tokens(h, candidates)).reshape(B, n)
+            g = 0.5 * (1 + F.tanh(0.5 * z))
+            top = np.sort(np.argsort(-g.numpy(), axis=1, kind="stable")[:, :k], axis=1)
+            selected = np.take_along_axis(candidates, top, axis=1)
+            update = block(r, F.gather_tokens(h, selected))
+            h = F.scatter_add_tokens(h, selected, g[rows, top].reshape(B, k, 1) * update)
+            active[r, rows, selected] = True
+        return h, active

@@ -1,0 +1,22 @@
+"""The selected tokens handed to the block in score order, best first, not in position order:
+a block that reads order (a causal mask, the first token) sees a shuffled sequence."""
+
+
+class ExpertChoiceRouter(ExpertChoiceRouter):
+    def forward(self, x, block):
+        B, T, H = x.shape
+        rows = np.arange(B)[:, None]
+        candidates = np.broadcast_to(np.arange(T), (B, T))
+        active = np.zeros((len(self.routers), B, T), dtype=bool)
+        h = x
+        for r, k in enumerate(capacity_tokens(self.capacities, T)):
+            n = candidates.shape[1]
+            z = self.routers[r](F.gather_tokens(h, candidates)).reshape(B, n)
+            g = 0.5 * (1 + F.tanh(0.5 * z))
+            top = np.argsort(-g.numpy(), axis=1, kind="stable")[:, :k]
+            selected = np.take_along_axis(candidates, top, axis=1)
+            update = block(r, F.gather_tokens(h, selected))
+            h = F.scatter_add_tokens(h, selected, g[rows, top].reshape(B, k, 1) * update)
+            active[r, rows, selected] = True
+            candidates = selected
+        return h, active

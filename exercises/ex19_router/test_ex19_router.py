@@ -1,0 +1,304 @@
+"""Cases of exercise 19: the capacities against their definition, the router against a NumPy
+version of expert-choice routing (top-k among the candidates, the score-weighted update, the
+block run on the selected tokens alone, in position order), its gradients against finite
+differences of that version, and the compute per token against the sums written out.
+
+The block of these cases, f(s) = tanh(s W + s_first) with s_first the first selected token's
+state, mixes the tokens it is given and depends on their order, so a router that runs the block
+on every token, or hands it the tokens in score order, computes something else.
+
+Each probe calls ``router`` (the student's module) and returns arrays and numbers; the judges, run
+by the grader, check them against what this file computes itself."""
+import math
+
+import numpy as np
+
+import minishare
+from minishare import functional as F
+from minishare.exercises.cases import case, raises
+
+
+# --------------------------------------------------------------------------- task 1: capacities
+@case("ex19_task1")
+def test_capacities_hand_worked(router):
+    return [router.capacity_tokens([1, 0.5, 0.25], 8), router.capacity_tokens([1, 0.1], 7),
+            router.capacity_tokens([0.75, 0.75, 0.5], 4)]
+
+
+@test_capacities_hand_worked.judge
+def _(out, ref):
+    assert out[0] == [8, 4, 2], out[0]
+    assert out[1] == [7, 1], f"{out[1]}: ⌊0.7⌋ = 0 tokens, but every step takes at least one"
+    assert out[2] == [3, 3, 2], out[2]
+
+
+# --------------------------------------------------------------------------- task 2: the router
+def sigmoid(z):
+    return 1 / (1 + np.exp(-z))
+
+
+def block_numpy(s, W):
+    return np.tanh(s @ W + s[:, :1])                                    # (B, k, H)
+
+
+def block_tensor(W):
+    W = minishare.tensor(W)
+    return lambda r, s: F.tanh(s @ W + s[:, :1])
+
+
+def route_numpy(x, router_w, router_b, W, ks):
+    """Expert-choice routing written out, one sequence at a time: (h, active (N_r, B, T) ints)."""
+    B, T, _ = x.shape
+    h = x.copy()
+    active = np.zeros((len(ks), B, T), dtype=np.int64)
+    for b in range(B):
+        candidates = list(range(T))
+        for r, k in enumerate(ks):
+            g = sigmoid(h[b, candidates] @ router_w[r] + router_b[r])          # one score per candidate
+            best = sorted(range(len(candidates)), key=lambda j: (-g[j], j))[:k]   # ties: the earlier
+            chosen = sorted(candidates[j] for j in best)                     # in position order
+            weight = {candidates[j]: g[j] for j in best}
+            f = block_numpy(h[b, chosen][None], W)[0]                       # the chosen tokens together
+            h[b, chosen] += np.array([weight[t] for t in chosen])[:, None] * f
+            active[r, b, chosen] = 1
+            candidates = chosen
+    return h, active
+
+
+def make_router(router, H, capacities, seed, zero_weights=False):
+    """The student's router in float64 with its router weights drawn (or zero: every score ties)."""
+    minishare.manual_seed(seed)
+    module = router.ExpertChoiceRouter(H, capacities).double()
+    rng = np.random.default_rng(seed)
+    for lin in module.routers:
+        lin.weight.data = np.zeros((1, H)) if zero_weights else rng.standard_normal((1, H))
+        lin.bias.data = 0.1 * rng.standard_normal(1)
+    return module
+
+
+def router_arrays(module):
+    return (np.stack([lin.weight.numpy()[0] for lin in module.routers]),
+            np.array([lin.bias.numpy()[0] for lin in module.routers]))
+
+
+def probe_route(router, B, T, H, capacities, seed, zero_weights=False):
+    module = make_router(router, H, capacities, seed, zero_weights)
+    rng = np.random.default_rng(seed + 100)
+    x, W = rng.standard_normal((B, T, H)), 0.5 * rng.standard_normal((H, H))
+    h, active = module(minishare.tensor(x), block_tensor(W))
+    w, b = router_arrays(module)
+    return {"x": x, "W": W, "router_w": w, "router_b": b, "h": h.numpy(),
+            "active": np.asarray(active).astype(np.int64), "ks": [int(k) for k in capacity_reference(capacities, T)]}
+
+
+def capacity_reference(capacities, T):
+    return [max(1, math.floor(c * T + 1e-9)) for c in capacities]
+
+
+def judge_route(out):
+    h, active = route_numpy(out["x"], out["router_w"], out["router_b"], out["W"], out["ks"])
+    got = out["active"]
+    assert got.shape == active.shape, f"active has shape {got.shape}, expected (N_r, B, T) = {active.shape}"
+    for r, k in enumerate(out["ks"]):
+        counts = got[r].sum(axis=1)
+        assert (counts == k).all(), f"step {r}: {counts.tolist()} tokens took it per sequence, capacity k = {k}"
+    assert (got == active).all(), f"the tokens selected differ: got\n{got}\nexpected\n{active}"
+    np.testing.assert_allclose(out["h"], h, rtol=1e-9, atol=1e-10)
+
+
+@case("ex19_task2")
+def test_router_against_its_definition(router):
+    return probe_route(router, B=2, T=6, H=4, capacities=[1, 0.5, 0.34], seed=0)
+
+
+@test_router_against_its_definition.judge
+def _(out, ref):
+    judge_route(out)
+
+
+@case("ex19_task2")
+def test_router_gradients(router):
+    """x, the block's W and every router get the gradient of Σ v ⊙ h."""
+    H = 3
+    module = make_router(router, H, [1, 0.5], seed=3)
+    rng = np.random.default_rng(4)
+    x = minishare.tensor(rng.standard_normal((1, 4, H)), requires_grad=True)
+    W = minishare.tensor(0.5 * rng.standard_normal((H, H)), requires_grad=True)
+    v = rng.standard_normal((1, 4, H))
+    h, _ = module(x, lambda r, s: F.tanh(s @ W + s[:, :1]))
+    h.backward(minishare.tensor(v))
+    w, b = router_arrays(module)
+    return {"x": x.numpy(), "W": W.numpy(), "router_w": w, "router_b": b, "v": v,
+            "grads": {"x": x.grad, "W": W.grad,
+                      "router_w": np.stack([np.zeros(H) if lin.weight.grad is None else lin.weight.grad[0]
+                                            for lin in module.routers])}}
+
+
+def assert_gradients(out, ks):
+    def phi(arrays):
+        h, _ = route_numpy(arrays["x"], arrays["router_w"], out["router_b"], arrays["W"], ks)
+        return float((out["v"] * h).sum())
+    eps = 1e-6
+    for name in ("x", "W", "router_w"):
+        got = out["grads"][name]
+        assert got is not None, f"{name}: no gradient"
+        for index in np.ndindex(*out[name].shape):
+            moved = []
+            for sign in (1, -1):
+                arrays = {k: np.array(out[k], dtype=float) for k in ("x", "W", "router_w")}
+                arrays[name][index] += sign * eps
+                moved.append(phi(arrays))
+            numeric = (moved[0] - moved[1]) / (2 * eps)
+            assert math.isclose(float(got[index]), numeric, rel_tol=1e-5, abs_tol=1e-7), \
+                f"d/d {name}{list(index)}: {float(got[index])!r}, finite differences {numeric!r}"
+
+
+@test_router_gradients.judge
+def _(out, ref):
+    assert_gradients(out, [4, 2])
+
+
+# --------------------------------------------------------------------------- task 3: compute
+@case("ex19_task3")
+def test_compute_per_token_by_hand(router):
+    return {"mor": router.mor_macs_per_token(4, 8, 8, [1, 0.5, 0.25]),
+            "act": router.act_macs_per_token(4, 8, np.array([[2, 1, 1, 2]]), 2)}
+
+
+@test_compute_per_token_by_hand.judge
+def _(out, ref):
+    # MoR, H = 4, I = 8, T = 8: k = 8, 4, 2 selected of n = 8, 8, 4 candidates;
+    #   projections and FFN 14 · 128 = 1792, attention 2·4·(64 + 16 + 4) = 672, router 20 · 4 = 80
+    assert math.isclose(out["mor"], (1792 + 672 + 80) / 8), out["mor"]
+    # ACT, T = 4: 4 tokens take step 0, 2 take step 1; each costs 64 + 64 + 2·4·4 + 4 = 164
+    assert math.isclose(out["act"], (4 + 2) * 164 / 4), out["act"]
+
+
+### BEGIN HIDDEN TESTS
+@case("ex19_task1")
+def test_capacities_for_many_lengths(router):
+    schedules = ([1], [1, 1, 1], [1, 0.6, 0.3], [0.5, 0.5, 0.2], [1, 0.75, 0.5, 0.25], [0.9, 0.3, 0.05])
+    return {f"{i} {T}": router.capacity_tokens(list(c), T) for i, c in enumerate(schedules) for T in (1, 3, 8, 13, 24)}
+
+
+@test_capacities_for_many_lengths.judge
+def _(out, ref):
+    schedules = ([1], [1, 1, 1], [1, 0.6, 0.3], [0.5, 0.5, 0.2], [1, 0.75, 0.5, 0.25], [0.9, 0.3, 0.05])
+    for key, ks in out.items():
+        i, T = map(int, key.split())
+        assert list(ks) == capacity_reference(schedules[i], T), (schedules[i], T, ks)
+
+
+@case("ex19_task1")
+def test_capacities_that_cannot_be_routed(router):
+    return {"empty": raises(ValueError, router.capacity_tokens, [], 8),
+            "zero": raises(ValueError, router.capacity_tokens, [1, 0], 8),
+            "above one": raises(ValueError, router.capacity_tokens, [1.5], 8),
+            "growing": raises(ValueError, router.capacity_tokens, [1, 0.25, 0.5], 8),
+            "negative": raises(ValueError, router.capacity_tokens, [-0.5], 8)}
+
+
+@test_capacities_that_cannot_be_routed.judge
+def _(out, ref):
+    refused = [k for k, v in out.items() if v is not True]
+    assert not refused, f"not refused with a ValueError: {refused}"
+
+
+@case("ex19_task2")
+def test_router_other_shapes(router):
+    return probe_route(router, B=3, T=8, H=5, capacities=[1, 0.75, 0.5, 0.25], seed=7)
+
+
+@test_router_other_shapes.judge
+def _(out, ref):
+    judge_route(out)
+
+
+@case("ex19_task2")
+def test_router_first_step_below_full_capacity(router):
+    """The first step need not take every token; the next chooses among those it took."""
+    return probe_route(router, B=2, T=7, H=3, capacities=[0.6, 0.3, 0.3], seed=11)
+
+
+@test_router_first_step_below_full_capacity.judge
+def _(out, ref):
+    judge_route(out)
+
+
+@case("ex19_task2")
+def test_router_ties_go_to_the_earlier_position(router):
+    """Zero router weights: every score is σ(b), so each step takes its first k candidates."""
+    return probe_route(router, B=2, T=6, H=3, capacities=[1, 0.5, 0.34], seed=5, zero_weights=True)
+
+
+@test_router_ties_go_to_the_earlier_position.judge
+def _(out, ref):
+    np.testing.assert_array_equal(out["active"][1], [[1, 1, 1, 0, 0, 0]] * 2)
+    np.testing.assert_array_equal(out["active"][2], [[1, 1, 0, 0, 0, 0]] * 2)
+    judge_route(out)
+
+
+@case("ex19_task2")
+def test_router_gradients_three_steps(router):
+    H = 2
+    module = make_router(router, H, [1, 0.67, 0.34], seed=8)
+    rng = np.random.default_rng(9)
+    x = minishare.tensor(rng.standard_normal((2, 3, H)), requires_grad=True)
+    W = minishare.tensor(0.5 * rng.standard_normal((H, H)), requires_grad=True)
+    v = rng.standard_normal((2, 3, H))
+    h, _ = module(x, lambda r, s: F.tanh(s @ W + s[:, :1]))
+    h.backward(minishare.tensor(v))
+    w, b = router_arrays(module)
+    return {"x": x.numpy(), "W": W.numpy(), "router_w": w, "router_b": b, "v": v,
+            "grads": {"x": x.grad, "W": W.grad,
+                      "router_w": np.stack([np.zeros(H) if lin.weight.grad is None else lin.weight.grad[0]
+                                            for lin in module.routers])}}
+
+
+@test_router_gradients_three_steps.judge
+def _(out, ref):
+    assert_gradients(out, [3, 2, 1])
+
+
+# --------------------------------------------------------------------------- task 3: the references
+def mor_reference(H, I, T, capacities):
+    total, candidates = 0, T
+    for k in capacity_reference(capacities, T):
+        total += k * 4 * H * H + k * 2 * H * I      # projections and FFN of the selected
+        total += 2 * k * k * H                      # each selected query against each selected key
+        total += candidates * H                     # the router on this step's candidates
+        candidates = k
+    return total / T
+
+
+def act_reference(H, I, passes, max_steps):
+    B, T = passes.shape
+    total = 0.0
+    for b in range(B):
+        for n in range(max_steps):
+            m = int((passes[b] > n).sum())
+            total += m * (4 * H * H + 2 * H * I + 2 * T * H + H) / B
+    return total / T
+
+
+@case("ex19_task3")
+def test_compute_per_token(router):
+    passes = np.array([[3, 1, 2, 1, 1, 4, 2, 1], [1, 1, 1, 1, 2, 2, 3, 4]])
+    return {"mor": [router.mor_macs_per_token(4, 8, 8, [1, 0.5, 0.25]),
+                    router.mor_macs_per_token(16, 64, 24, [1, 0.75, 0.5, 0.25]),
+                    router.mor_macs_per_token(8, 8, 5, [0.6, 0.2])],
+            "act": [router.act_macs_per_token(4, 8, passes, 4), router.act_macs_per_token(16, 32, passes, 5)],
+            "passes": passes}
+
+
+@test_compute_per_token.judge
+def _(out, ref):
+    expected = [mor_reference(4, 8, 8, [1, 0.5, 0.25]), mor_reference(16, 64, 24, [1, 0.75, 0.5, 0.25]),
+                mor_reference(8, 8, 5, [0.6, 0.2])]
+    for got, want in zip(out["mor"], expected):
+        assert math.isclose(got, want, rel_tol=1e-12), f"MoR: {got}, expected {want}"
+    assert math.isclose(expected[0], 318.0), expected[0]          # by hand: (1792 + 672 + 80) / 8
+    for got, want in zip(out["act"], [act_reference(4, 8, out["passes"], 4), act_reference(16, 32, out["passes"], 5)]):
+        assert math.isclose(got, want, rel_tol=1e-12), f"ACT: {got}, expected {want}"
+### END HIDDEN TESTS
+

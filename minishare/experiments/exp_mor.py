@@ -1,0 +1,208 @@
+"""Experiment "mor": tokens that choose their depth. On pointer forests (``data.forest``) the
+depth of a node is how many lookups its answer needs, so the tokens of one forest differ in
+difficulty and a model that spends its passes where they are needed should beat one that spends
+them evenly. One recursive token classifier (``models.RecursiveForTokenClassification``: a
+prelude layer, one shared layer passed through up to N_r times, a head), three depth rules:
+
+- fixed depth, r = 1 .. N_r: every token takes r passes (the Recursive Transformer); these draw
+  the line of accuracy against compute that the adaptive rules are set against;
+- ACT (Graves, 2016; ``nn.act``): every token halts on its own within N_r steps, its mean number
+  of passes set by the ponder cost τ, so measured after training rather than chosen;
+- Mixture-of-Recursions with expert-choice routing (Bae et al., 2025; ``nn.mor``): step r takes
+  the top ⌊c_r T⌋ tokens of step r − 1, so the mean number of passes is Σ_r c_r, fixed before
+  training, and each step attends only among the tokens it took.
+
+Every arm of a seed trains on the same batches from the same initialization stream and is
+scored on the same held-out forests. The claims set MoR against the fixed depth with the same
+mean passes (r = Σ c_r, an integer by the choice of capacities) and against ACT, and ask whether
+each adaptive rule gives the deep nodes more passes than the shallow ones.
+"""
+import numpy   # host-side scoring of predictions
+
+from minishare import backend, random as ms_random
+from minishare.analysis import mor as costs, mor_figure
+from minishare.analysis.figure_style import save_figure
+from minishare.analysis.params import count_parameters
+from minishare.data import PointerForest
+from minishare.experiments import claims as ledger, stats
+from minishare.models import RecursionConfig, RecursiveForTokenClassification
+from minishare.tasks import RoutedForestTask
+from minishare.tensor import no_grad
+from minishare.train import TrainConfig, Trainer
+
+# It trains inside ``run``, one model after another (no worker processes), so it runs over ``few_seeds``
+SEEDS = "few_seeds"
+
+TEST_SEED = 20_000         # the test forests: apart from the training batches and the task's own
+SHALLOW = 1                # nodes of depth <= 1 need at most one lookup (a root, or a root's child)
+
+
+def configs(settings):
+    """{arm: RecursionConfig}: "fixed, r = 1" .. "fixed, r = N_r", "ACT", "MoR"."""
+    m = settings.mor
+    forest = dict(m["forest"])
+    base = dict(vocab_size=forest["n_symbols"], num_fields=2, num_labels=forest["n_symbols"], **m["model"])
+    n = len(m["capacities"])
+    arms = {f"fixed, r = {r}": RecursionConfig(**base, num_recursions=r) for r in range(1, n + 1)}
+    arms["ACT"] = RecursionConfig(**base, num_recursions=n, routing="act", act_loss_weight=m["act_weight"])
+    arms["MoR"] = RecursionConfig(**base, num_recursions=n, routing="expert-choice",
+                                  capacities=tuple(m["capacities"]))
+    return arms
+
+
+def matched_r(result):
+    """The fixed depth with MoR's mean passes Σ c_r (the settings make it an integer)."""
+    return int(round(result["mor_mean_passes"]))
+
+
+def _measure(model, batch, depth):
+    """Accuracy and mean passes, overall and at each node depth 0..depth, on held-out forests."""
+    with no_grad():
+        out = model(batch["input_ids"])
+    right = backend.to_numpy(out.logits.data).argmax(axis=-1) == batch["labels"]      # (B, T)
+    passes = backend.to_numpy(out.passes)
+    at = [batch["depths"] == d for d in range(depth + 1)]
+    return {"accuracy": float(right.mean()), "passes": float(passes.mean()),
+            "accuracy_by_depth": [float(right[m].mean()) for m in at],
+            "passes_by_depth": [float(passes[m].mean()) for m in at],
+            "tokens_per_step": costs.tokens_per_step(passes, model.config.num_recursions)}
+
+
+def _train(config, forest, settings, seed, progress):
+    m = settings.mor
+    ms_random.manual_seed(seed)          # every arm starts from the same initialization stream
+    model = RecursiveForTokenClassification(config)
+    task = RoutedForestTask(forest, (m["depth"],), m["batch_size"], seed)
+    steps = m["steps"]
+    Trainer(model, task, TrainConfig(steps=steps, lr=m["lr"], eval_every=steps, progress=progress)).train()
+    model.eval()
+    return model
+
+
+def run(out, settings, progress=True):
+    m = settings.mor
+    forest = PointerForest(**m["forest"])
+    depth, arms = m["depth"], configs(settings)
+    T = forest.n_chains * (depth + 1)
+    seeds = {}
+    for seed in settings.seeds:
+        batch = forest.batch(numpy.random.default_rng((seed, TEST_SEED)), m["test_forests"], depth)
+        seeds[seed] = {arm: _measure(_train(c, forest, settings, seed, progress), batch, depth)
+                       for arm, c in arms.items()}
+    sizes = {}
+    for arm, c in arms.items():
+        steps = None if arm != "ACT" else [numpy.mean([s[arm]["tokens_per_step"][r] for s in seeds.values()])
+                                           for r in range(c.num_recursions)]
+        sizes[arm] = {"parameters": count_parameters(RecursiveForTokenClassification(c)),
+                      "macs_per_token": costs.macs_per_token(c, T, steps)["total"]}
+    return {"forest": dict(m["forest"]), "model": dict(m["model"]), "depth": depth,
+            "capacities": list(m["capacities"]), "act_loss_weight": m["act_weight"],
+            "mor_mean_passes": costs.mean_passes(costs.planned_tokens_per_step(arms["MoR"], T), T),
+            "steps": m["steps"], "tokens": T, "sizes": sizes,
+            "chance": [forest.no_lookup_accuracy(d) for d in range(depth + 1)], "seeds": seeds}
+
+
+# --- reading the result ------------------------------------------------------------------------------
+def _seeds(result):
+    return list(result["seeds"])
+
+
+def _values(result, arm, key, seeds=None):
+    return [result["seeds"][str(s)][arm][key] for s in (seeds or _seeds(result))]
+
+
+def _passes_split(result, arm, seed):
+    """Mean passes at the deep nodes (depth > SHALLOW) and at the shallow ones (every depth has
+    equally many nodes, so the mean of the depths' means is the nodes' mean)."""
+    by_depth = result["seeds"][str(seed)][arm]["passes_by_depth"]
+    return float(numpy.mean(by_depth[SHALLOW + 1:])), float(numpy.mean(by_depth[:SHALLOW + 1]))
+
+
+def chance(result):
+    """The accuracy of the best rule without lookups, over the nodes of a forest."""
+    return float(numpy.mean(result["chance"]))
+
+
+def fixed_arms(result):
+    return [arm for arm in result["sizes"] if arm.startswith("fixed")]
+
+
+def _label(result):
+    m, f = result["model"], result["forest"]
+    caps = ", ".join(f"{c:g}" for c in result["capacities"])
+    return (f"pointer forests of {f['n_chains']} chains of depth {result['depth']} ({result['tokens']} tokens); "
+            f"H = {m['hidden_size']}, one prelude layer, one shared layer up to N_r = {len(result['capacities'])} "
+            f"passes; MoR capacities {caps}; ACT τ = {result['act_loss_weight']}; {result['steps']} steps")
+
+
+def figures(result, folder):
+    seeds = list(result["seeds"].values())
+    points = {arm: ([s[arm]["passes"] for s in seeds], [s[arm]["accuracy"] for s in seeds]) for arm in result["sizes"]}
+    by_depth = {arm: [s[arm]["passes_by_depth"] for s in seeds] for arm in ("ACT", "MoR")}
+    fig = mor_figure.plot_accuracy_against_passes(
+        points, by_depth, chance(result), len(result["capacities"]),
+        f"Tokens that choose their depth: {_label(result)} ({len(seeds)} seeds)")
+    return [("Held-out accuracy against the mean number of passes per token (fixed depths as a line, ACT and "
+             "MoR as points, each seed a dot), and the passes each adaptive rule gave the nodes of each depth",
+             save_figure(fig, f"{folder}/mor_accuracy_against_passes"))]
+
+
+def report(result, figs):
+    sizes = result["sizes"]
+    lines = [f"{_label(result)}. Held-out accuracy over all nodes and at the nodes deeper than {SHALLOW}, mean ± "
+             f"standard deviation (min–max) over {len(result['seeds'])} seeds; multiply-accumulates per token at "
+             f"T = {result['tokens']} (ACT's from its measured passes).", "",
+             "| model | parameters | mean passes | MACs per token | accuracy | accuracy, deep nodes |",
+             "|---|---|---|---|---|---|"]
+    for arm in sizes:
+        deep = stats.spread([float(numpy.mean(result["seeds"][s][arm]["accuracy_by_depth"][SHALLOW + 1:]))
+                             for s in _seeds(result)])
+        lines.append(f"| {arm} | {sizes[arm]['parameters']:,} | {stats.fmt(stats.spread(_values(result, arm, 'passes')))} "
+                     f"| {sizes[arm]['macs_per_token']:,.0f} | {stats.fmt(stats.spread(_values(result, arm, 'accuracy')))} "
+                     f"| {stats.fmt(deep)} |")
+    lines += ["", "Mean passes at each node depth (mean over seeds):", "",
+              "| model | " + " | ".join(f"depth {d}" for d in range(result["depth"] + 1)) + " |",
+              "|---" * (result["depth"] + 2) + "|"]
+    for arm in ("ACT", "MoR"):
+        per = numpy.mean([result["seeds"][s][arm]["passes_by_depth"] for s in _seeds(result)], axis=0)
+        lines.append(f"| {arm} | " + " | ".join(f"{v:.2f}" for v in per) + " |")
+    return "\n".join(lines)
+
+
+def observations(result):
+    act = stats.spread(_values(result, "ACT", "passes"))
+    return [f"ACT's mean passes per token came out at {stats.fmt(act)} (set by τ = {result['act_loss_weight']} "
+            f"through training); MoR's are {result['mor_mean_passes']:g} by its capacities, the same for every seed."]
+
+
+def claims(result, seeds):
+    """Held-out accuracy, paired by seed: MoR against the fixed depth with its mean passes and
+    against ACT, ACT against that fixed depth; and whether each adaptive rule gives the deep nodes
+    more passes than the shallow ones."""
+    r = matched_r(result)
+    fixed = f"fixed, r = {r}"
+    metric, what = "accuracy", "Held-out accuracy over all nodes"
+    paper = "at equal compute, MoR beats fixed-depth recursion (Bae et al., 2025)"
+    found = [
+        ledger.compare("mor.vs_fixed_same_passes", "mor", f"{what}, MoR ({result['mor_mean_passes']:g} passes per "
+                       f"token on average) against every token at {r} passes", metric, "higher", "MoR", fixed, seeds,
+                       _values(result, "MoR", metric, seeds), _values(result, fixed, metric, seeds), paper, True),
+        ledger.compare("mor.vs_act", "mor", f"{what}, MoR against ACT (ACT's mean passes measured, MoR's "
+                       f"{result['mor_mean_passes']:g})", metric, "higher", "MoR", "ACT", seeds,
+                       _values(result, "MoR", metric, seeds), _values(result, "ACT", metric, seeds), None, True),
+        ledger.compare("mor.act_vs_fixed", "mor", f"{what}, ACT against every token at {r} passes", metric, "higher",
+                       "ACT", fixed, seeds, _values(result, "ACT", metric, seeds),
+                       _values(result, fixed, metric, seeds), None, False),
+    ]
+    for arm in ("MoR", "ACT"):
+        deep, shallow = zip(*(_passes_split(result, arm, s) for s in seeds))
+        found.append(ledger.compare(f"mor.{arm.lower()}_deep_vs_shallow", "mor", f"{arm}'s mean passes, nodes deeper "
+                                    f"than {SHALLOW} against nodes of depth {SHALLOW} or less", "passes", "higher",
+                                    "deep nodes", "shallow nodes", seeds, deep, shallow,
+                                    "the router sends harder tokens through more recursions (Bae et al., 2025)"
+                                    if arm == "MoR" else None, False, says="take more passes"))
+    return found
+
+
+def baselines(result, settings):
+    return [ledger.baseline("mor", "accuracy", "a root guessed (the best rule without lookups)", chance(result))]
