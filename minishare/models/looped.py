@@ -92,7 +92,7 @@ class LoopedForTokenClassification(Module):
 
     def embed(self, input_ids):
         """Σ_f E_f[ids[..., f]]: (B, T, F) -> (B, T, H)."""
-        ids = _check_ids(input_ids, self.config)
+        ids = check_ids(input_ids, self.config)
         return sum(table(ids[:, :, f]) for f, table in enumerate(self.field_embeddings))
 
     def forward(self, input_ids, labels=None, iterations=None, backprop_iterations=None):
@@ -112,7 +112,7 @@ class LoopedForTokenClassification(Module):
             return [self.classifier(self.looped.read_out(s)) for s in states]
 
 
-def _check_ids(input_ids, config):
+def check_ids(input_ids, config):
     """(B, T, F) integer ids, each field's in [0, V)."""
     ids = input_ids.data if isinstance(input_ids, Tensor) else input_ids
     if getattr(ids, "ndim", None) != 3 or ids.shape[2] != config.num_fields or ids.dtype.kind not in "iu":

@@ -22,7 +22,7 @@ import dataclasses
 from minishare import backend, functional as F, safeio
 from minishare.errors import InvalidValue
 from minishare.models.initialization import bert_init_
-from minishare.models.looped import _check_ids
+from minishare.models.looped import check_ids
 from minishare.models.outputs import ModelOutput
 from minishare.nn.act import AdaptiveComputationTime, check_epsilon
 from minishare.nn.attention import check_heads
@@ -113,7 +113,7 @@ class RecursiveForTokenClassification(Module):
 
     def embed(self, input_ids):
         """Σ_f E_f[ids[..., f]]: (B, T, F) -> (B, T, H)."""
-        ids = _check_ids(input_ids, self.config)
+        ids = check_ids(input_ids, self.config)
         return sum(table(ids[:, :, f]) for f, table in enumerate(self.field_embeddings))
 
     def forward(self, input_ids, labels=None):
