@@ -39,7 +39,8 @@ def _measure(model, batches):
 
 
 def run(out, settings, progress=True):
-    result = {"H": settings.albert["hidden_size"], "N": settings.layerwise["num_hidden_layers"], "models": {}}
+    result = {"H": settings.albert["hidden_size"], "N": settings.layerwise["num_hidden_layers"],
+              "steps": settings.layerwise_steps, "models": {}}
     for style, (sharing, config) in configs(settings).items():
         runs = exp_albert.seed_runs(out, settings, sharing, progress=progress, steps=settings.layerwise_steps,
                                     **config)
@@ -56,6 +57,8 @@ def run(out, settings, progress=True):
             kinds["trained"].append(_measure(trained["model"], batches))
             kinds["untrained"].append(_measure(untrained, batches))
         result["models"][style] = {"E": config["embedding_size"], "sharing": sharing,
+                                   "mlm_loss": [r["final"]["eval_mlm_loss"] for r in runs],
+                                   "unigram": [r["final"]["eval_mlm_unigram_loss"] for r in runs],
                                    **{kind: {key: [m[key] for m in ms] for key in ("l2", "cosine_degrees", "norms")}
                                       for kind, ms in kinds.items()}}
     return result
@@ -126,8 +129,28 @@ def first_point(r, H):
     return out
 
 
+LEARNED = 0.05     # nats below the unigram loss that a trained model must reach to count as trained
+
+
+def learned(r):
+    """Whether a Figure 1 model left the unigram solution: its mean held-out MLM loss at least
+    ``LEARNED`` below the unigram baseline's (None for a result that did not record them)."""
+    if "mlm_loss" not in r:
+        return None
+    return sum(r["mlm_loss"]) / len(r["mlm_loss"]) < sum(r["unigram"]) / len(r["unigram"]) - LEARNED
+
+
 def observations(result):
     H, notes = result["H"], []
+    for style, r in result["models"].items():
+        if learned(r) is None:
+            continue
+        loss, unigram = stats.spread(r["mlm_loss"]), stats.spread(r["unigram"])
+        notes.append(f"{style} after {result['steps']} updates: held-out MLM loss {stats.fmt(loss)} against the "
+                     f"unigram baseline's {stats.fmt(unigram)}; "
+                     + ("it learned, so its curves describe a trained model." if learned(r) else
+                        f"it did not get {LEARNED} nats below the unigram loss, so its 'trained' curves describe "
+                        "a model that has not learned yet, and comparisons with it say little about Figure 1."))
     for style, r in result["models"].items():
         p = first_point(r, H)
         t, u = p["trained"], p["untrained"]
