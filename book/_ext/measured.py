@@ -62,6 +62,18 @@ def said(figures, claim_id):
     raise _Missing(claim_id)
 
 
+def observations(figures, experiment):
+    """The experiment's observations (``observations(result)``: facts read off one model at a
+    time, such as whether it learned) of the committed result; [] without one."""
+    from minishare.experiments.reproduce import EXPERIMENTS
+    module = EXPERIMENTS[experiment][1]
+    path = os.path.join(figures, experiment, "result.json")
+    if not hasattr(module, "observations") or not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as f:
+        return module.observations(json.load(f)["result"])
+
+
 def claims_block(figures, experiment):
     """Markdown: what this run shows for one experiment, the ledger's sentences, with its no-model
     baselines first; one line saying so when the ledger has nothing for it."""
@@ -72,6 +84,9 @@ def claims_block(figures, experiment):
     lines = []
     if base:
         lines += [ledger.baseline_line(base), ""]
+    notes = observations(figures, experiment)
+    if notes:
+        lines += ["Observed in this run (facts of each model alone):", ""] + [f"- {n}" for n in notes] + [""]
     if statements:
         lines += ["Paired by seed (a seed fixes the data order, the held-out set and the initialization of "
                   "every arm); an effect shows only where its 95% interval excludes zero, after Holm's "
