@@ -8,16 +8,8 @@ import os
 
 import pytest
 
-from minishare import backend
-
 from minishare.experiments import claims as ledger, exp_looped, reproduce
 from minishare.experiments.settings import QUICK
-
-# KNOWN GAP: the looped code and these tests still mix host and device arrays (the strict pass
-# catches it: exp_looped._accuracy_by_depth and the tests' inputs); until that is fixed they run
-# in the NumPy pass only, which is not a GPU check.
-pytestmark = pytest.mark.skipif(backend.name == "strict", reason="the looped code still mixes host and device arrays (known gap, issue 22)")
-
 
 
 def test_looped_experiment_runs_and_reports(tmp_path):

@@ -18,11 +18,7 @@ from minishare.ops import matmul
 from minishare.tasks import PointerForestTask
 from minishare.tensor import no_grad
 
-# KNOWN GAP: the looped code and these tests still mix host and device arrays (the strict pass
-# catches it: exp_looped._accuracy_by_depth and the tests' inputs); until that is fixed they run
-# in the NumPy pass only, which is not a GPU check.
-pytestmark = pytest.mark.skipif(backend.name == "strict", reason="the looped code still mixes host and device arrays (known gap, issue 22)")
-
+from conftest import grad_of
 
 
 # ---- the plan ---------------------------------------------------------------------------------
@@ -77,7 +73,7 @@ def unrolled(stack, x, r, fixed=None, k=None):
 def grads(stack, fn, v):
     stack.zero_grad()
     fn().backward(minishare.tensor(v))
-    return {name: p.grad.copy() for name, p in stack.named_parameters()}
+    return {name: grad_of(p) for name, p in stack.named_parameters()}
 
 
 @pytest.mark.parametrize("injection", ["add", "concat"])

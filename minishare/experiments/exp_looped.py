@@ -47,7 +47,7 @@ def configs(settings):
 
 def _accuracy_by_depth(logits, batch, test_depth):
     """Accuracy at the nodes of each depth 0..test_depth: a list."""
-    right = logits.data.argmax(axis=-1) == batch["labels"]                       # (B, T)
+    right = logits.numpy().argmax(axis=-1) == batch["labels"]     # (B, T), on the host like the batch
     return [float(right[batch["depths"] == d].mean()) for d in range(test_depth + 1)]
 
 
