@@ -5,7 +5,7 @@ bases (Basis Sharing).
 Bae et al. (2024, arXiv 2410.20672, "Relaxed Recursive Transformers") start from a trained model
 of N layers and tie them by a plan (``minishare.sharing``: Cycle repeats a block of M layers, the
 paper's main choice; Sequence repeats each layer in a row). Each shared set starts from the
-trained layers (Sec. 3.1 of the paper compares the ways, ``INITS``):
+trained layers, one of the paper's three looping initializations (``INITS``):
 
     average    W'_j = mean of W_ℓ over the positions ℓ that set j serves
     stepwise   W'_j = W_{j·N/M}, every (N/M)-th layer, so the sets keep layers from the whole depth

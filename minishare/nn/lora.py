@@ -1,7 +1,7 @@
 """``LoRALinear``: a linear layer whose weight is a shared W plus a low-rank correction B A of its
 own, and the truncated SVD that initializes the correction.
 
-A Relaxed Recursive Transformer (Bae et al., 2024, arXiv 2410.20672, Sec. 3) ties the layers of a
+A Relaxed Recursive Transformer (Bae et al., 2024, arXiv 2410.20672) ties the layers of a
 trained model into a few shared sets, then gives each position back a little freedom: position
 ℓ computes with
 
