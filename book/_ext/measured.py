@@ -478,15 +478,15 @@ def mor_rows(settings, figures):
         return lambda res: num(stats.spread([_get(res, "seeds", s, arm, "passes") for s in _get(res, "seeds")]))
     return [
         ("at equal compute, MoR beats a recursive model whose every token takes every pass",
-         "at equal training FLOPs MoR reaches a lower validation loss than the recursive baselines, across "
-         "135M to 1.7B parameters, with about a third of the vanilla model's unique parameters at N_r = 3 "
-         "(Bae et al., 2025)",
+         "at equal training FLOPs, and with fewer parameters, MoR reaches a lower validation perplexity than "
+         "the vanilla and recursive baselines, from 135M to 1.7B parameters (Bae et al., 2025, abstract)",
          lambda res: said(figures, "mor.vs_fixed_same_passes")),
         ("MoR beside ACT on the same task", "not compared in the paper",
          lambda res: f"MoR {accuracy('MoR')(res)} at {res['mor_mean_passes']:g} passes, ACT {accuracy('ACT')(res)} "
                      f"at {passes('ACT')(res)} passes; " + said(figures, "mor.vs_act")),
         ("the router gives harder tokens more recursions",
-         "the router sends semantically rich tokens through more recursion steps (Bae et al., 2025)",
+         "in the paper's routing example (its Figure 1), tokens that carry content take more recursion "
+         "steps than function words (Bae et al., 2025)",
          lambda res: said(figures, "mor.mor_deep_vs_shallow")),
     ]
 
