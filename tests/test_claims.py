@@ -82,6 +82,20 @@ def test_a_model_that_does_not_beat_its_baseline_is_not_compared():
     assert done["verdict"] == "a better"
 
 
+def test_a_gate_decides_on_another_metric_whether_the_arms_are_compared():
+    """Figure 1's roughness has no baseline; the same models' MLM loss against the unigram does."""
+    def rough(loss_a):
+        return claims.compare("r", "e", "Roughness", "roughness", "lower", "A", "B", [0, 1, 2],
+                              [0.1, 0.11, 0.12], [0.5, 0.52, 0.55],
+                              gate={"metric": "mlm", "what": "held-out MLM loss", "better": "lower",
+                                    "a": loss_a, "b": [3.0, 3.1, 3.2]})
+    unigram = [claims.baseline("e", "mlm", "unigram", 3.75)]
+    stuck = claims.finish([rough([3.74, 3.80, 3.77])], unigram)[0]   # A's mean 3.77: not below 3.75
+    assert stuck["verdict"] == "cannot tell"
+    assert "A does not beat the no-model baseline of held-out MLM loss (unigram, 3.750)" in stuck["statement"]
+    assert claims.finish([rough([3.4, 3.5, 3.3])], unigram)[0]["verdict"] == "a better"
+
+
 def test_problems_catches_a_verdict_that_its_interval_does_not_support():
     good = claims.finish([_claim([2.0, 2.1, 1.9], [2.05, 1.95, 2.0])])[0]
     assert good["verdict"] == "cannot tell" and claims.problems({"claims": [good]}) == []

@@ -17,7 +17,7 @@ VERDICTS = ("a better", "b better", "cannot tell")
 
 
 def compare(id, experiment, what, metric, better, arm_a, arm_b, seeds, a, b, paper=None, primary=False,
-            digits=3, unit="", over="seeds", says="is better", gated=True):
+            digits=3, unit="", over="seeds", says="is better", gated=True, gate=None):
     """One claim: ``arm_a`` against ``arm_b`` on ``metric`` (``better``: "lower" or "higher"),
     with their per-seed values ``a`` and ``b`` in the order of ``seeds``; ``what`` names the
     comparison in a sentence ("held-out MLM loss, all-shared against not-shared"); ``paper``: what
@@ -26,7 +26,10 @@ def compare(id, experiment, what, metric, better, arm_a, arm_b, seeds, a, b, pap
     ("seeds"; "rounds" for a timing whose rounds ran every arm once). ``says``: the words a verdict
     puts after the winning arm, for a comparison that measures no quality ("ponders longer", with
     ``better="higher"``). ``gated``: compare only where both arms beat the no-model baselines
-    (``finish``); False for a model set against a baseline itself (chance)."""
+    (``finish``); False for a model set against a baseline itself (chance). ``gate``: for a metric
+    that has no baseline of its own (the smoothness of Figure 1's curves), the metric that decides
+    whether the same models learned: {"metric", "what" (its name in a sentence), "better", "a", "b"},
+    per-seed values as above."""
     if len(a) != len(seeds) or len(b) != len(seeds):
         raise ValueError(f"claim {id!r}: one value per seed on both sides ({len(seeds)} {over}; got "
                          f"{len(a)} and {len(b)})")
@@ -36,7 +39,7 @@ def compare(id, experiment, what, metric, better, arm_a, arm_b, seeds, a, b, pap
             "b": [float(x) for x in b], "difference": p["difference"], "interval": p["interval"],
             "p": p["p"], "detectable": p["detectable"], "method": p["method"], "paper": paper,
             "primary": bool(primary), "digits": digits, "unit": unit, "says": says, "gated": gated, "verdict": None,
-            "statement": None}
+            "statement": None, **({"gate": dict(gate)} if gate else {})}
 
 
 def finish(claims, baselines=()):
@@ -61,15 +64,16 @@ def finish(claims, baselines=()):
 
 
 def best_baseline(c, baselines):
-    """The best no-model baseline of a claim's experiment and metric, and the arms whose mean
-    does not beat it (None when the metric has no baseline)."""
-    own = [b for b in baselines if b["experiment"] == c["experiment"] and b["metric"] == c["metric"]]
+    """The best no-model baseline of a claim's experiment and metric (its ``gate``'s metric, where
+    it names one), and the arms whose mean does not beat it (None when the metric has none)."""
+    on = c.get("gate", c)
+    own = [b for b in baselines if b["experiment"] == c["experiment"] and b["metric"] == on["metric"]]
     if not own or not c.get("gated", True):
         return None
-    pick = min if c["better"] == "lower" else max
+    pick = min if on["better"] == "lower" else max
     best = pick(own, key=lambda b: b["value"])
-    beats = (lambda v: v < best["value"]) if c["better"] == "lower" else (lambda v: v > best["value"])
-    unbeaten = [arm for arm, values in ((c["arm_a"], c["a"]), (c["arm_b"], c["b"]))
+    beats = (lambda v: v < best["value"]) if on["better"] == "lower" else (lambda v: v > best["value"])
+    unbeaten = [arm for arm, values in ((c["arm_a"], on["a"]), (c["arm_b"], on["b"]))
                 if not beats(sum(values) / len(values))]
     return {"name": best["name"], "value": best["value"], "unbeaten_by": unbeaten}
 
@@ -90,9 +94,11 @@ def statement(c):
         return f"{c['what']}: {numbers}; {c['arm_b']} {c['says']}.{_holm_note(c)}"
     base = c.get("baseline")
     if base and base["unbeaten_by"]:
+        of = f" of {c['gate']['what']}" if "gate" in c else ""
+        value = f"{base['value']:.3f}" if "gate" in c else f"{base['value']:.{k}f}{u}"
         return (f"{c['what']}: {numbers}; not compared, because {' and '.join(base['unbeaten_by'])} "
-                f"{'does' if len(base['unbeaten_by']) == 1 else 'do'} not beat the no-model baseline "
-                f"({base['name']}, {base['value']:.{k}f}{u}) on average.")
+                f"{'does' if len(base['unbeaten_by']) == 1 else 'do'} not beat the no-model baseline{of} "
+                f"({base['name']}, {value}) on average.")
     why = ("the interval includes zero" if not stats.excludes_zero(c["interval"])
            else f"the interval excludes zero, but not after Holm's correction over {c['holm']['m']} primary comparisons")
     return (f"{c['what']}: {numbers}; the run cannot tell ({why}; it would have shown a difference of "

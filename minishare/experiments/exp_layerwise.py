@@ -176,10 +176,27 @@ def observations(result):
     return notes
 
 
+def baselines(result, settings):
+    """The unigram MLM loss of the held-out set (one set per seed, the same for every model): a
+    model whose curves are compared must have learned, i.e. beaten it."""
+    unigram = result["models"]["BERT-style"].get("unigram")
+    return [ledger.baseline("layerwise", "eval_mlm_loss", "unigram", sum(unigram) / len(unigram))] if unigram else []
+
+
+def _learned_gate(models, style):
+    """Roughness has no baseline of its own: a pair of curves is compared only where both models
+    beat the unigram MLM loss (``claims.compare``'s gate)."""
+    if "mlm_loss" not in models[style]:
+        return None
+    return {"metric": "eval_mlm_loss", "what": "held-out MLM loss", "better": "lower",
+            "a": models[style]["mlm_loss"], "b": models["BERT-style"]["mlm_loss"]}
+
+
 def claims(result, seeds):
     """Figure 1's "smoother": the mean layer-to-layer change of each trained curve, ALBERT-style
     (all-shared) against BERT-style (not-shared), paired by seed (primary); and the same for the
-    all-shared model at E = H, sharing apart from E (secondary)."""
+    all-shared model at E = H, sharing apart from E (secondary). Compared only where both models
+    learned (beat the unigram MLM loss)."""
     models = result["models"]
     against = [("ALBERT-style", "", True)] + \
         ([("all-shared, E = H", ".same_E", False)] if "all-shared, E = H" in models else [])
@@ -188,6 +205,6 @@ def claims(result, seeds):
                            "BERT-style", seeds, [roughness(c) for c in models[style]["trained"][key]],
                            [roughness(c) for c in models["BERT-style"]["trained"][key]],
                            f"ALBERT-large's {what} is smoother than BERT-large's (Lan et al., 2019, Figure 1)",
-                           primary, digits=2)
+                           primary, digits=2, gate=_learned_gate(models, style))
             for style, suffix, primary in against
             for key, what in (("l2", "L2 distance"), ("cosine_degrees", "angle (degrees)"))]
