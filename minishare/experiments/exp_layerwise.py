@@ -11,8 +11,6 @@ from minishare.analysis.figure_style import save_figure
 from minishare.experiments import claims as ledger, exp_albert, stats
 from minishare.experiments.common import build_model, make_config, make_task
 
-# A secondary experiment: its runs cost the default run's budget, so it runs over ``few_seeds``
-SEEDS = "few_seeds"
 
 # The paper's two models, and an all-shared one at the BERT-style E: set against BERT-style, it
 # shows what sharing alone does, apart from the smaller E that ALBERT-style also has.
