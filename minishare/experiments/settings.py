@@ -123,10 +123,10 @@ QUICK = Settings(quick=True, seeds=(0, 1), few_seeds=(0, 1), pretrain_corpus="gr
 #   lr 1e-3 over 1,000 steps was stable in all four runs tried (MLM 3.35-3.48, SOP 0.99-1.00);
 #   lr 2e-3 over 1,000 steps on the seed that diverged: MLM 3.17 (both arms), SOP 1.00. So lr 2e-3
 #   and 800 steps (the budget): every arm is expected 0.4-0.6 nats below the unigram, SOP learned.
-# - Five seeds for every experiment with primary comparisons whose runs are cached (sharing
-#   variants, SOP/NSP, E sweep, tying, Figure 1, Takase, LM, relaxed); three (``few_seeds``) for
-#   the gradient norms, which make no primary claim, and for looped and MoR, which train inside
-#   ``run`` one model after another (five seeds there are the LONG tier's).
+# - Five seeds for the primary comparisons (sharing variants, SOP/NSP, Figure 1, Takase, LM);
+#   three (``few_seeds``) for the costly secondary ones (E sweep, tying, gradient norms, relaxed,
+#   looped, MoR), whose own primary comparisons therefore rest on three seeds in this tier and on
+#   five in LONG (the budget of one session's machine, not a choice of the design).
 # - Figure 1: N = 12 (the least depth the issue asks for), ALBERT-style E = 16, and an all-shared
 #   model at E = H beside it; 300 updates (an N = 12 step costs 3 times an N = 4 one).
 # - Takase & Kiyono on "addition" (operands of 1-3 digits, the sum's digits in order): the copy
