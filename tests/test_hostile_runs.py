@@ -219,8 +219,9 @@ def test_temporary_file_of_a_live_save_is_kept(tmp_path, live_owner):
 @pytest.mark.parametrize("delay", [0.0, 0.05, 0.1])
 def test_ctrl_c_while_starting_is_one_line(delay, tmp_path):
     """SIGINT once the package's imports have begun (NumPy, imported first by minishare, is
-    mapped into the process; Python's own start-up is over), plus ``delay`` seconds."""
-    process = start(*COPY, "--steps", 2, "--out", tmp_path / "run")
+    mapped into the process; Python's own start-up is over), plus ``delay`` seconds. The run is
+    far too long to end on its own first (with 2 steps it did, on a fast start, and exited 0)."""
+    process = start(*COPY, "--steps", 100_000, "--out", tmp_path / "run")
     deadline = time.monotonic() + 60
     while process.poll() is None and time.monotonic() < deadline:
         with open(f"/proc/{process.pid}/maps") as f:
