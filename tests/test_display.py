@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import minishare
+from minishare import data
 from minishare.analysis.display import plan_explorer, plan_svg
 from minishare.analysis.graph import Graph
 from minishare.experiments import course
@@ -185,7 +186,6 @@ def test_experiment_quick_runs_in_a_fresh_folder_and_full_reads_the_committed_re
     assert json.loads(json.dumps(result)) == result                    # plain JSON, as result.json holds it
     monkeypatch.setenv(course.ENV, "0")
     (tmp_path / "plans").mkdir()
-    from minishare import data
     full = {"data_pipeline": data.PIPELINE_VERSION, **json.loads(json.dumps(FULL.key()))}
     (tmp_path / "plans" / "result.json").write_text(json.dumps({"settings": full, "result": {"from": "disk"}}))
     monkeypatch.setattr(course, "FIGURES", str(tmp_path))

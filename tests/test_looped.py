@@ -12,8 +12,7 @@ from minishare.data import PointerForest, follow_to_root
 from minishare.errors import InvalidType, InvalidValue
 from minishare.gradcheck import gradcheck
 from minishare.models import LoopedConfig, LoopedForTokenClassification
-from minishare.nn.looped import LoopedStack
-from minishare.nn.looped import sample_iterations
+from minishare.nn.looped import LoopedStack, sample_iterations
 from minishare.ops import matmul
 from minishare.tasks import PointerForestTask
 from minishare.tensor import no_grad
