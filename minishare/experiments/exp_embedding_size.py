@@ -6,8 +6,6 @@ from minishare.analysis import training_figures
 from minishare.analysis.figure_style import save_figure
 from minishare.experiments import claims as ledger, exp_albert, stats
 
-# A secondary experiment: its runs cost the default run's budget, so it runs over ``few_seeds``
-SEEDS = "few_seeds"
 
 SHARINGS = ("not-shared", "all-shared")
 

@@ -28,8 +28,6 @@ from minishare.models.recursive import to_basis_shared, to_recursive, to_relaxed
 from minishare.sharing import Plan
 from minishare.train import TrainConfig, Trainer
 
-# Uptraining runs inside ``run``, one model after another, so it runs over ``few_seeds``
-SEEDS = "few_seeds"
 
 TRAINED = "not-shared, trained"
 PAPER_SCRATCH = ("a recursive Gemma 1B made from Gemma 2B and uptrained gains up to 13.5 points over a Gemma 1B "

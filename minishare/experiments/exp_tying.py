@@ -5,8 +5,6 @@ embeddings (E = H) and factorized ones (E < H), not-shared, over seeds: the para
 from minishare.experiments import claims as ledger, exp_albert, stats
 from minishare.experiments.common import tokenizer_vocab_size
 
-# A secondary experiment: its runs cost the default run's budget, so it runs over ``few_seeds``
-SEEDS = "few_seeds"
 
 
 def variants(settings):
