@@ -97,7 +97,7 @@ def assign(strategy, n_layers, n_unique):
 #     immediate-block-wise  A A B B C C    middle-cycle (M = 4)  A B C B C D    sandwich  A B B B B C
 
 def immediate_block_wise(N):
-    """MobileLLM (Liu et al., 2024, arXiv 2402.14905, Sec. 2.3, "immediate block-wise sharing"):
+    """MobileLLM (Liu et al., 2024, arXiv 2402.14905, "immediate block-wise sharing"):
     each of the N/2 distinct blocks is computed twice in a row, so the second pass finds its
     weights still in the cache. The paper compares it with repeating the whole stack (Cycle) and
     with the reversed order (Cycle (rev)) and keeps this one. It is Sequence with M = N/2."""
@@ -332,7 +332,7 @@ def _check_literature(strategy, N, M):
     two unique ends and at least one set to cycle)."""
     if strategy == "immediate-block-wise" and N % 2:
         raise InvalidValue(f"immediate-block-wise needs an even n_layers, got {N}: every block runs "
-                           "twice in a row (Liu et al., 2024, Sec. 2.3)")
+                           "twice in a row (Liu et al., 2024, MobileLLM)")
     if strategy == "sandwich" and N < 3:
         raise InvalidValue(f"sandwich needs n_layers >= 3, got {N}: a unique first and last layer "
                            "with shared layers between them (Reid et al., 2021)")

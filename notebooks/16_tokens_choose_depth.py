@@ -44,7 +44,7 @@ print(course.setup())
 # %% [markdown]
 # ## 16.1 The math
 #
-# **Expert-choice routing** (Bae et al., 2025, Sec. 2.2). Step r of N_r has a router θ_r and a
+# **Expert-choice routing** (Bae et al., 2025). Step r of N_r has a router θ_r and a
 # capacity c_r. It scores its candidate tokens, keeps the top $k_r = \max(1, \lfloor c_r T
 # \rfloor)$, and updates only those, weighted by their score:
 #

@@ -28,7 +28,7 @@ def capacity_tokens(capacities, seq_len):
 
 
 class ExpertChoiceRouter(Module):
-    """Task 2. Expert-choice routing (Bae et al., 2025, Sec. 2.2) over a shared block: at step r,
+    """Task 2. Expert-choice routing (Bae et al., 2025) over a shared block: at step r,
     for the candidate tokens (all T at step 0, afterwards those selected at step r − 1),
 
         g_t = σ(router_r(h_t))                  one score per candidate, router_r = self.routers[r]

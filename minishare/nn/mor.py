@@ -1,6 +1,6 @@
 """Mixture-of-Recursions (Bae et al., 2025, "Mixture-of-Recursions: Learning Dynamic Recursive
-Depths for Adaptive Token-Level Computation", Sec. 2.2): one shared block f applied up to N_r
-times, and at every recursion a router choosing which tokens take the next pass.
+Depths for Adaptive Token-Level Computation", arXiv 2507.10524): one shared block f applied up to
+N_r times, and at every recursion a router choosing which tokens take the next pass.
 
 This is the paper's expert-choice routing. Each recursion step r acts as an "expert" that picks
 its tokens: a router θ_r scores every candidate token, the top k_r go through f, and each
