@@ -122,8 +122,8 @@ def requests(names, settings, out=None):
 
 def experiment_settings(module, settings):
     """The settings as ``module`` sees them: an experiment that names another seeds field in
-    ``SEEDS`` (``"few_seeds"``: the costly secondary ones) gets those seeds as ``seeds``, for its
-    runs, its cache key and its claims alike."""
+    ``SEEDS`` (``"few_seeds"``: one that describes, with no primary comparison) gets those seeds as
+    ``seeds``, for its runs, its cache key and its claims alike."""
     return dataclasses.replace(settings, seeds=getattr(settings, getattr(module, "SEEDS", "seeds")))
 
 
