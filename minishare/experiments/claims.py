@@ -17,7 +17,7 @@ VERDICTS = ("a better", "b better", "cannot tell")
 
 
 def compare(id, experiment, what, metric, better, arm_a, arm_b, seeds, a, b, paper=None, primary=False,
-            digits=3, unit="", over="seeds", says="is better", gated=True, gate=None):
+            digits=3, unit="", over="seeds", says="is better", gate=True):
     """One claim: ``arm_a`` against ``arm_b`` on ``metric`` (``better``: "lower" or "higher"),
     with their per-seed values ``a`` and ``b`` in the order of ``seeds``; ``what`` names the
     comparison in a sentence ("held-out MLM loss, all-shared against not-shared"); ``paper``: what
@@ -25,11 +25,11 @@ def compare(id, experiment, what, metric, better, arm_a, arm_b, seeds, a, b, pap
     was designed to make (Holm's correction runs over these). ``over``: what pairs the values
     ("seeds"; "rounds" for a timing whose rounds ran every arm once). ``says``: the words a verdict
     puts after the winning arm, for a comparison that measures no quality ("ponders longer", with
-    ``better="higher"``). ``gated``: compare only where both arms beat the no-model baselines
-    (``finish``); False for a model set against a baseline itself (chance). ``gate``: for a metric
-    that has no baseline of its own (the smoothness of Figure 1's curves), the metric that decides
-    whether the same models learned: {"metric", "what" (its name in a sentence), "better", "a", "b"},
-    per-seed values as above."""
+    ``better="higher"``). ``gate``: True to compare only where both arms beat the no-model baselines
+    of ``metric`` (``finish``); False for a model set against a baseline itself (chance); for a
+    metric that has no baseline of its own (the smoothness of Figure 1's curves), the metric that
+    decides whether the same models learned: {"metric", "what" (its name in a sentence), "better",
+    "a", "b"}, per-seed values as above."""
     if len(a) != len(seeds) or len(b) != len(seeds):
         raise ValueError(f"claim {id!r}: one value per seed on both sides ({len(seeds)} {over}; got "
                          f"{len(a)} and {len(b)})")
@@ -38,8 +38,9 @@ def compare(id, experiment, what, metric, better, arm_a, arm_b, seeds, a, b, pap
             "arm_a": arm_a, "arm_b": arm_b, "seeds": list(seeds), "a": [float(x) for x in a],
             "b": [float(x) for x in b], "difference": p["difference"], "interval": p["interval"],
             "p": p["p"], "detectable": p["detectable"], "method": p["method"], "paper": paper,
-            "primary": bool(primary), "digits": digits, "unit": unit, "says": says, "gated": gated, "verdict": None,
-            "statement": None, **({"gate": dict(gate)} if gate else {})}
+            "primary": bool(primary), "digits": digits, "unit": unit, "says": says,
+            "gated": gate is not False, "verdict": None, "statement": None,
+            **({"gate": dict(gate)} if isinstance(gate, dict) else {})}
 
 
 def finish(claims, baselines=()):

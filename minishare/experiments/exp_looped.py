@@ -192,7 +192,7 @@ def claims(result, seeds):
         ledger.compare("looped.longer_vs_chance", "looped", f"{what}, {looped_long} against the best rule "
                        "without lookups", metric, "higher", looped_long, "no-lookup rule", seeds,
                        values("looped", r_long), [_mean_over(result["chance"], beyond(result))] * len(seeds),
-                       None, False, gated=False),
+                       None, False, gate=False),
     ]
 
 

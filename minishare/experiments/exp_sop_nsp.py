@@ -98,7 +98,7 @@ def claims(result, seeds):
                        f"eval_{task}_accuracy", "higher", f"{trained.upper()}-trained", "chance", seeds,
                        result[trained][f"eval_{task}_accuracy"]["values"], [0.5] * len(seeds),
                        "NSP-trained 52.0% on SOP: chance (Lan et al., 2019, Table 5)" if (trained, task) == ("nsp", "sop")
-                       else None, gated=False)
+                       else None, gate=False)
         for trained in OBJECTIVES for task in OBJECTIVES]
 
 
