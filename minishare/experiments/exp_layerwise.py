@@ -144,11 +144,15 @@ def observations(result):
         if learned(r) is None:
             continue
         loss, unigram = stats.spread(r["mlm_loss"]), stats.spread(r["unigram"])
+        # the gate reads the mean over seeds; a seed left behind on the plateau is named all the same
+        behind = [f"{m:.3f} against its {u:.3f}" for m, u in zip(r["mlm_loss"], r["unigram"]) if m > u - LEARNED]
         notes.append(f"{style} after {result['steps']} updates: held-out MLM loss {stats.fmt(loss)} against the "
                      f"unigram baseline's {stats.fmt(unigram)}; "
-                     + ("it learned, so its curves describe a trained model." if learned(r) else
+                     + ("it learned, so its curves describe a trained model" if learned(r) else
                         f"it did not get {LEARNED} nats below the unigram loss, so its 'trained' curves describe "
-                        "a model that has not learned yet, and comparisons with it say little about Figure 1."))
+                        "a model that has not learned yet, and comparisons with it say little about Figure 1")
+                     + (f"; but {len(behind)} of {len(r['mlm_loss'])} seeds did not get {LEARNED} nats below their "
+                        f"own unigram loss ({'; '.join(behind)})." if behind and learned(r) else "."))
     for style, r in result["models"].items():
         p = first_point(r, H)
         t, u = p["trained"], p["untrained"]
@@ -167,10 +171,14 @@ def observations(result):
     for style, r in result["models"].items():
         depths = [collapse_depth(curve) for curve in r["trained"]["l2"]]
         said = ", ".join("none" if d is None else f"layer {d}" for d in depths)
+        stuck = [m > u - LEARNED for m, u in zip(r.get("mlm_loss", []), r.get("unigram", []))]
+        plateau = all(s for d, s in zip(depths, stuck) if d is not None) and len(stuck) == len(depths)
         notes.append(f"{style} (trained): the first layer whose L2 distance is below {COLLAPSE:.0%} of layer 1's, "
                      f"per seed: {said} (of {len(r['trained']['l2'][0])}); "
                      + ("no seed reaches a fixed point." if all(d is None for d in depths) else
-                        "where one is named, the layers after it barely change their input."))
+                        "where one is named, the layers after it barely change their input."
+                        + (" Every seed that reaches one did not learn (its held-out loss is at the unigram's): "
+                           "that collapse is the plateau's, not a trained shared stack's." if plateau else "")))
     return notes
 
 
