@@ -138,6 +138,12 @@ def learned(r):
     return sum(r["mlm_loss"]) / len(r["mlm_loss"]) < sum(r["unigram"]) / len(r["unigram"]) - LEARNED
 
 
+def behind(r):
+    """Per seed, whether it stayed within ``LEARNED`` of its own unigram loss (on the plateau), which
+    the mean that ``learned`` reads can hide; empty for a result that did not record the losses."""
+    return [m > u - LEARNED for m, u in zip(r.get("mlm_loss", []), r.get("unigram", []))]
+
+
 def observations(result):
     H, notes = result["H"], []
     for style, r in result["models"].items():
@@ -145,14 +151,14 @@ def observations(result):
             continue
         loss, unigram = stats.spread(r["mlm_loss"]), stats.spread(r["unigram"])
         # the gate reads the mean over seeds; a seed left behind on the plateau is named all the same
-        behind = [f"{m:.3f} against its {u:.3f}" for m, u in zip(r["mlm_loss"], r["unigram"]) if m > u - LEARNED]
+        stuck = [f"{m:.3f} against its {u:.3f}" for m, u, b in zip(r["mlm_loss"], r["unigram"], behind(r)) if b]
         notes.append(f"{style} after {result['steps']} updates: held-out MLM loss {stats.fmt(loss)} against the "
                      f"unigram baseline's {stats.fmt(unigram)}; "
                      + ("it learned, so its curves describe a trained model" if learned(r) else
                         f"it did not get {LEARNED} nats below the unigram loss, so its 'trained' curves describe "
                         "a model that has not learned yet, and comparisons with it say little about Figure 1")
-                     + (f"; but {len(behind)} of {len(r['mlm_loss'])} seeds did not get {LEARNED} nats below their "
-                        f"own unigram loss ({'; '.join(behind)})." if behind and learned(r) else "."))
+                     + (f"; but {len(stuck)} of {len(r['mlm_loss'])} seeds did not get {LEARNED} nats below their "
+                        f"own unigram loss ({'; '.join(stuck)})." if stuck and learned(r) else "."))
     for style, r in result["models"].items():
         p = first_point(r, H)
         t, u = p["trained"], p["untrained"]
@@ -171,8 +177,8 @@ def observations(result):
     for style, r in result["models"].items():
         depths = [collapse_depth(curve) for curve in r["trained"]["l2"]]
         said = ", ".join("none" if d is None else f"layer {d}" for d in depths)
-        stuck = [m > u - LEARNED for m, u in zip(r.get("mlm_loss", []), r.get("unigram", []))]
-        plateau = all(s for d, s in zip(depths, stuck) if d is not None) and len(stuck) == len(depths)
+        stuck = behind(r)
+        plateau = len(stuck) == len(depths) and all(s for d, s in zip(depths, stuck) if d is not None)
         notes.append(f"{style} (trained): the first layer whose L2 distance is below {COLLAPSE:.0%} of layer 1's, "
                      f"per seed: {said} (of {len(r['trained']['l2'][0])}); "
                      + ("no seed reaches a fixed point." if all(d is None for d in depths) else

@@ -2,8 +2,8 @@
 cores), the full run (the book's numbers; its measured cost is in the README) and ``--long`` (more
 seeds and updates, for a night or a GPU). Every model is tiny; what the figures show is the shape
 of the papers' effects, not their scale. Every training comparison runs once per seed in ``seeds``
-(``few_seeds`` for an experiment that describes and declares no primary comparison), and its claims pair the arms by seed
-(``claims``)."""
+(``few_seeds`` for an experiment that describes and declares no primary comparison), and its
+claims pair the arms by seed (``claims``)."""
 import dataclasses
 
 
