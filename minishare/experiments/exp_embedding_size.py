@@ -6,7 +6,6 @@ from minishare.analysis import training_figures
 from minishare.analysis.figure_style import save_figure
 from minishare.experiments import claims as ledger, exp_albert, stats
 
-
 SHARINGS = ("not-shared", "all-shared")
 
 

@@ -177,8 +177,8 @@ def observations(result):
     for style, r in result["models"].items():
         depths = [collapse_depth(curve) for curve in r["trained"]["l2"]]
         said = ", ".join("none" if d is None else f"layer {d}" for d in depths)
-        stuck = behind(r)
-        plateau = len(stuck) == len(depths) and all(s for d, s in zip(depths, stuck) if d is not None)
+        on_plateau = behind(r)
+        plateau = len(on_plateau) == len(depths) and all(b for d, b in zip(depths, on_plateau) if d is not None)
         notes.append(f"{style} (trained): the first layer whose L2 distance is below {COLLAPSE:.0%} of layer 1's, "
                      f"per seed: {said} (of {len(r['trained']['l2'][0])}); "
                      + ("no seed reaches a fixed point." if all(d is None for d in depths) else

@@ -27,7 +27,6 @@ from minishare.models import LoopedConfig, LoopedForTokenClassification
 from minishare.tasks import PointerForestTask
 from minishare.train import TrainConfig, Trainer
 
-
 TEST_SEED = 20_000         # the test forests: apart from the training batches and the task's own
 ARMS = ("looped", "not-shared, same parameters", "not-shared, same compute")
 

@@ -30,7 +30,6 @@ from minishare.tasks import RoutedForestTask
 from minishare.tensor import no_grad
 from minishare.train import TrainConfig, Trainer
 
-
 TEST_SEED = 20_000         # the test forests: apart from the training batches and the task's own
 SHALLOW = 1                # nodes of depth <= 1 need at most one lookup (a root, or a root's child)
 

@@ -28,7 +28,6 @@ from minishare.models.recursive import to_basis_shared, to_recursive, to_relaxed
 from minishare.sharing import Plan
 from minishare.train import TrainConfig, Trainer
 
-
 TRAINED = "not-shared, trained"
 PAPER_SCRATCH = ("a recursive Gemma 1B made from Gemma 2B and uptrained gains up to 13.5 points over a Gemma 1B "
                  "pretrained from scratch (Bae et al., 2024)")
