@@ -1,25 +1,41 @@
-"""A graded case: what the submission computes, and how the grader judges it.
+"""A graded case: the inputs the grader chooses, what the submission computes, and the verdict.
 
-A case has two halves that run in two different processes::
+A case has up to three parts, and only the probe ever runs beside the submission's code::
 
-    @case("ex05_task1")
-    def test_sequence_when_m_does_not_divide_n(assign):   # runs beside the submission's code
-        return assign.sequence(7, 3)                       # data: this crosses to the grader
+    @case("ex03_task3")
+    def test_grouped_query_attention(attention, given):   # runs beside the submission's code
+        x, mask = given["x"], given["mask"]                # inputs the grader chose
+        return attention.gqa(x, mask).numpy()             # data: this crosses to the grader
 
-    @test_sequence_when_m_does_not_divide_n.judge          # runs in the grader's process
-    def _(out, ref):
-        assert out == [0, 0, 0, 1, 1, 2, 2]
+    @test_grouped_query_attention.given                   # runs in the grader's process
+    def _(rng):
+        x = rng.standard_normal((2, 4, 8))
+        return {"x": x, "mask": decoder_mask(...)}         # plain data, sent to the probe
+
+    @test_grouped_query_attention.judge                   # runs in the grader's process
+    def _(out, ref, given):
+        same(out, reference_gqa(given["x"], given["mask"]))
 
 The *probe* (the decorated function) gets the student's modules, named by its parameters
-(``assign`` is ``assign.py``), calls them on inputs the case chooses, and returns plain data:
-numbers, strings, None, lists, dicts with string keys, NumPy arrays. The *judge* gets that data
-after it has crossed as JSON (``encode``/``decode``), with ``ref``, the reference solution's data
-on the same probe, and raises AssertionError when the submission is wrong. Without a judge, the
-case passes when the data equals the reference's (``same``). The submission's process never
-reports a verdict about itself: what it can send is data, and data is judged where it cannot reach.
+(``attention`` is ``attention.py``), and, when it has a parameter ``given``, the data of the
+case's ``given`` function. It calls the modules and returns plain data: numbers, strings, None,
+lists, dicts with string keys, NumPy arrays. The grader sends the worker a file of probes only
+(``probes.probe_source``): judges, ``given`` functions and every helper the probes do not call
+stay in the grader's process, so a submission can neither read an expected value nor call a
+reference helper. An answer the probe would need to build its inputs (task 2's mask, for task 3)
+therefore belongs in ``given``.
 
-``pytest`` collects a case as a test, so a student runs the visible ones as usual
-(``pytest -m ex05_task1``): both halves then run in the student's own process, against the
+``given(rng)`` draws from ``rng``, a NumPy Generator: a visible case's is seeded by its name (so
+``expected.json`` and a student's own run agree); a hidden case's, per submission, from a seed
+only the grader knows, so learning the inputs from a published output buys nothing.
+
+The *judge* gets the data after it has crossed as JSON (``encode``/``decode``), ``ref``, the
+reference solution's data on the same probe and inputs, and, if it takes a third parameter, the
+``given`` data. Before any judge, the data must have the structure of the reference's
+(``structure``: the same dict keys, list lengths and array shapes), so a probe the submission
+shortened scores zero. Without a judge, the case passes when the data equals the reference's
+(``same``). ``pytest`` collects a case as a test, so a student runs the visible ones as usual
+(``pytest -m ex05_task1``): all parts then run in the student's own process, against the
 reference data the release ships in ``expected.json``.
 """
 import base64
@@ -29,6 +45,7 @@ import json
 import math
 import os
 import warnings
+import zlib
 
 import numpy as np
 import pytest
@@ -38,18 +55,45 @@ EXPECTED = "expected.json"
 
 
 class Case:
-    """One graded case: ``probe(*modules) -> data`` and ``judge(out, ref)``."""
+    """One graded case: ``given(rng) -> inputs``, ``probe(*modules[, given]) -> data`` and
+    ``judge(out, ref[, given])``."""
 
     def __init__(self, marker, probe, rtol, atol, timeout):
         self.marker, self.probe, self.name = marker, probe, probe.__name__
-        self.modules = tuple(inspect.signature(probe).parameters)     # ("assign",)
+        parameters = tuple(inspect.signature(probe).parameters)
+        self.modules = tuple(p for p in parameters if p != "given")     # ("assign",)
+        self.wants_given = "given" in parameters
         self.rtol, self.atol, self.timeout = rtol, atol, timeout
         self.doc = inspect.getdoc(probe) or ""
+        self.given = None
         self.judge = lambda out, ref: same(out, ref, self.rtol, self.atol)
 
-    def run(self, *modules):
+    def inputs(self, seed=None):
+        """The ``given`` data as it crosses to the probe (None without a ``given`` function).
+        ``seed``: the grader's secret for hidden cases; None draws the case's public inputs."""
+        if self.given is None:
+            return None
+        key = zlib.crc32(self.name.encode("utf-8"))
+        rng = np.random.default_rng(key if seed is None else [seed, key])
+        return decode(encode(self.given(rng)))
+
+    def call(self, modules, given=None):
+        """Run the probe on the student's modules (in the order of ``self.modules``)."""
+        return self.probe(*modules, **({"given": given} if self.wants_given else {}))
+
+    def run(self, *modules, given=None):
         """The probe's data on these modules, as it arrives on the grader's side."""
-        return decode(encode(self.probe(*modules)))
+        return decode(encode(self.call(modules, given)))
+
+    def verdict(self, out, ref, given=None):
+        """Raise AssertionError unless ``out`` passes: the reference's structure, then the judge."""
+        problem = structure(out, ref)
+        if problem:
+            raise AssertionError(f"the probe's data does not have the structure the grader asked for: {problem}")
+        if len(inspect.signature(self.judge).parameters) >= 3:
+            self.judge(out, ref, given)
+        else:
+            self.judge(out, ref)
 
 
 def case(marker, *, rtol=1e-7, atol=1e-10, timeout=20.0):
@@ -58,16 +102,21 @@ def case(marker, *, rtol=1e-7, atol=1e-10, timeout=20.0):
         graded = Case(marker, probe, rtol, atol, timeout)
 
         def test():                              # what pytest runs in a student's checkout
-            out = graded.run(*(importlib.import_module(name) for name in graded.modules))
-            graded.judge(out, _expected(probe, graded.name, out))
+            given = graded.inputs()
+            out = graded.run(*(importlib.import_module(name) for name in graded.modules), given=given)
+            graded.verdict(out, _expected(probe, graded.name, out), given)
 
         def set_judge(judge):
             graded.judge = judge
             return judge
 
+        def set_given(given):
+            graded.given = given
+            return given
+
         test.__name__ = test.__qualname__ = graded.name
         test.__doc__, test.__module__ = probe.__doc__, probe.__module__
-        test.case, test.judge = graded, set_judge
+        test.case, test.judge, test.given = graded, set_judge, set_given
         with warnings.catch_warnings():      # the grader loads cases outside a pytest run
             warnings.simplefilter("ignore", pytest.PytestUnknownMarkWarning)
             return getattr(pytest.mark, marker)(test)
@@ -137,6 +186,32 @@ def same(actual, expected, rtol=1e-7, atol=1e-10, where="the result"):
             same(actual[key], expected[key], rtol, atol, f"{where}[{key!r}]")
     elif type(actual) is not type(expected) or actual != expected:
         raise AssertionError(f"{where}: {_short(actual)}, expected {_short(expected)}")
+
+
+def structure(actual, expected, where="the result"):
+    """The first place where ``actual`` lacks the shape of ``expected`` ("" when none): other dict
+    keys, another list length, another array shape, a container where a value was expected or the
+    reverse. Values are the judge's business; an int where a float was expected is no problem."""
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            return f"{where}: {_short(actual)}, expected a dict with keys {sorted(expected)}"
+        if set(actual) != set(expected):
+            missing, extra = sorted(set(expected) - set(actual)), sorted(set(actual) - set(expected))
+            return f"{where}: keys missing {missing}, keys not asked for {extra}"
+        return next((p for k in expected if (p := structure(actual[k], expected[k], f"{where}[{k!r}]"))), "")
+    if isinstance(expected, list):
+        if not isinstance(actual, list) or len(actual) != len(expected):
+            return f"{where}: {_short(actual)}, expected a list of {len(expected)}"
+        return next((p for i, (a, e) in enumerate(zip(actual, expected))
+                     if (p := structure(a, e, f"{where}[{i}]"))), "")
+    if isinstance(expected, np.ndarray):
+        if not isinstance(actual, np.ndarray) or actual.shape != expected.shape:
+            got = f"shape {actual.shape}" if isinstance(actual, np.ndarray) else _short(actual)
+            return f"{where}: {got}, expected an array of shape {expected.shape}"
+        return ""
+    if isinstance(actual, (dict, list, np.ndarray)):
+        return f"{where}: {_short(actual)}, expected a single value like {_short(expected)}"
+    return ""
 
 
 def _short(value):
