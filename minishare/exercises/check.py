@@ -19,7 +19,7 @@ import re
 import tempfile
 import time
 
-from minishare.exercises import catalog, grade, regions, release, sandbox, worker
+from minishare.exercises import catalog, grade, judging, regions, release, sandbox, worker
 
 STUB = re.compile(r"^NotImplementedError: (ex\d\d) task (\d+)")
 MUTANT = re.compile(r"^task(\d+)_\w+\.py$")
@@ -86,21 +86,22 @@ def check_structure(root, suites):
     return problems
 
 
-def check_solutions(root, suite, box, refs, scratch):
-    rows = grade.grade_exercise(root, suite, _solution_files(root, suite.exercise), box, refs, scratch)
+def check_solutions(root, suite, box, refs, scratch, judges):
+    rows = grade.grade_exercise(root, suite, _solution_files(root, suite.exercise), box, refs, scratch, judges)
     return [f"{suite.exercise.folder}: {r['name']} fails on the solutions: {_last(r['output'])}"
             for r in rows if not r["passed"]]
 
 
-def check_stubs(suite, out, box, refs, scratch):
+def check_stubs(suite, out, box, refs, scratch, judges):
     exercise = suite.exercise
     files = _solution_files(out, exercise)
-    rows = grade.grade_exercise(out, suite, files, box, refs, scratch)
+    rows = grade.grade_exercise(out, suite, files, box, refs, scratch, judges)
     problems = [f"release {exercise.folder}: {r['name']} passes on the stub (a case that cannot fail)"
                 for r in rows if r["passed"]]
     visible = suite.names(hidden=False)
     records = box.run(files, os.path.join(out, exercise.folder, os.path.basename(suite.path)), visible,
-                      exercise.modules, {}, [], {n: suite.cases[n].timeout for n in visible}).records
+                      exercise.modules, {}, [], {n: suite.cases[n].timeout for n in visible},
+                      suite.inputs(visible)).records
     for name in visible:
         error = records.get(name, {}).get("error", "")
         match = STUB.match(error)
@@ -110,11 +111,11 @@ def check_stubs(suite, out, box, refs, scratch):
     return problems
 
 
-def check_mutants(root, suite, box, refs, scratch):
+def check_mutants(root, suite, box, refs, scratch, judges):
     """(problems, {marker: (caught, total)})."""
     problems, counts = [], {}
     for name, marker, doc in mutants(root, suite.exercise):
-        rows = grade.grade_exercise(root, suite, mutant_files(root, suite.exercise, name), box, refs, scratch)
+        rows = grade.grade_exercise(root, suite, mutant_files(root, suite.exercise, name), box, refs, scratch, judges)
         mine = [r for r in rows if r["task"] == marker]
         caught = any(not r["passed"] for r in mine)
         done, total = counts.get(marker, (0, 0))
@@ -183,7 +184,9 @@ def check(root, only=None, jobs=2, say=print):
         return str(err).splitlines()
     problems = check_structure(root, suites)
     counts = {}
-    with sandbox.Sandbox(deny=[root]) as box, tempfile.TemporaryDirectory(prefix="minishare-check-") as scratch:
+    # solutions, stubs and mutants are the teacher's own code: root may run them
+    with sandbox.Sandbox(deny=[root], allow_root=True) as box, judging.Judges() as judges, \
+            tempfile.TemporaryDirectory(prefix="minishare-check-") as scratch:
         out = os.path.join(scratch, "release")
         try:
             release.release(root, out, only, box)
@@ -194,10 +197,10 @@ def check(root, only=None, jobs=2, say=print):
 
         def one(suite):                              # the exercises are independent: side by side
             ref = refs[suite.exercise.id]
-            found = check_solutions(root, suite, box, ref, scratch)
+            found = check_solutions(root, suite, box, ref, scratch, judges)
             if out is not None:
-                found += check_stubs(suite, out, box, ref, scratch)
-            wrong, caught = check_mutants(root, suite, box, ref, scratch)
+                found += check_stubs(suite, out, box, ref, scratch, judges)
+            wrong, caught = check_mutants(root, suite, box, ref, scratch, judges)
             return found + wrong, caught
 
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:

@@ -6,12 +6,16 @@ For each exercise:
    laid out as the release (``ex03_attention/attention.py``) or flat (``attention.py``, as
    Gradescope uploads arrive), or anywhere below; nothing else of the submission is used.
 2. **Read them** (``scan``): a use of what the exercise forbids costs the tasks it could serve.
-3. **Run the probes** (``sandbox``): the visible cases in one worker, the hidden ones in another,
-   so nothing a visible case shows at once can come from a hidden test; and the same probes on the
-   reference solution (or, in a release, its ``expected.json``).
-4. **Judge here**: each case's judge gets the submission's data and the reference's; the worker's
-   tripwires and audit hook add what they refused. A task's points are shared by its cases so
-   that the shares add up to the task's points exactly.
+3. **Choose the inputs**: each case's ``given`` function, the hidden ones seeded per submission by
+   a secret of the grader's (``secrets``), so a hidden input published once is worth nothing.
+4. **Run the probes** (``sandbox``): the visible cases in one worker, the hidden ones in another,
+   so nothing a visible case shows at once can come from a hidden test; and the same probes, on the
+   same inputs, on the reference solution (or, in a release, its ``expected.json``). A worker
+   holds probes only: no judge, reference helper or expected value is ever in its process.
+5. **Judge** in a process of the grader's own with a time and memory limit per case
+   (``judging``): each case's judge gets the submission's data, the reference's and the inputs;
+   the worker's tripwires and audit hook add what they refused. A task's points are shared by its
+   cases so that the shares add up to the task's points exactly.
 
 ``--json`` writes Gradescope's ``results.json``: ``score``, ``output`` (the notes), and per case
 ``name``, ``score``, ``max_score``, ``output``, ``visibility`` (hidden cases ``after_published``).
@@ -20,17 +24,19 @@ import ast
 import concurrent.futures
 import dataclasses
 import importlib.util
+import io
 import json
 import os
+import secrets
 import tempfile
-import threading
+import tokenize
 
-from minishare.exercises import catalog, cases, regions, release, sandbox, scan
+from minishare.exercises import catalog, cases, judging, regions, release, sandbox, scan
 from minishare.files import atomic_write
 
 MAX_FILE = 5 * 2 ** 20            # bytes of one submitted file
 UNIT = 1024                       # a case's points are multiples of 1/UNIT (see ``split``)
-_JUDGING = threading.Lock()       # exercises are graded side by side; judges one at a time
+JUDGE_TIME = 30.0                 # seconds a judge may take, at least (twice the case's own limit)
 
 
 @dataclasses.dataclass
@@ -43,6 +49,12 @@ class Suite:
 
     def names(self, hidden):
         return [n for n in self.cases if (n in self.hidden) == hidden]
+
+    def inputs(self, names, seed=None):
+        """{name: given data} of the cases ``names`` that have a ``given`` function; ``seed``
+        (the grader's secret) draws the hidden cases' inputs, the visible ones keep theirs."""
+        drawn = {n: self.cases[n].inputs(seed if n in self.hidden else None) for n in names}
+        return {n: g for n, g in drawn.items() if self.cases[n].given is not None}
 
 
 def load_suite(root, exercise):
@@ -97,15 +109,27 @@ def static_breaches(exercise, files, reference_texts):
         if not relative.endswith(".py"):
             continue
         functions = _task_functions(reference_texts.get(relative, ""), relative, exercise.id)
-        try:
-            text = content.decode("utf-8")
-        except UnicodeDecodeError:
-            text = ""
+        text = source_text(content)
+        if text is None:
+            for task in exercise.tasks:
+                costs.setdefault(task.marker, []).append(
+                    f"{relative} cannot be decoded in the encoding it declares, so it cannot be read")
+            continue
         for breach in scan.scan(text, relative, exercise.forbid, task_forbid, functions, exercise.files):
             for marker in breach.tasks:
                 costs.setdefault(marker, []).append(f"{relative}:{breach.line} uses {breach.use}, "
                                                     "which this exercise does not allow")
     return costs
+
+
+def source_text(content):
+    """The text Python reads from ``content`` (the encoding its coding line or BOM declares,
+    UTF-8 by default), or None when it cannot be decoded: the scan must see what runs."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(content).readline)
+        return content.decode(encoding)
+    except (SyntaxError, UnicodeDecodeError, LookupError):
+        return None
 
 
 def _task_functions(text, path, exercise_id):
@@ -128,9 +152,10 @@ def _task_functions(text, path, exercise_id):
     return {k: tuple(sorted(v)) for k, v in found.items()}
 
 
-def references(root, suite, box):
-    """{case name: record} of the reference solution: its probes' data (the teacher's tree), or
-    the visible cases' data shipped in a release's ``expected.json``."""
+def references(root, suite, box, names=None, seed=None):
+    """{case name: record} of the reference solution on the cases ``names`` (all), the hidden
+    ones drawn with ``seed``: its probes' data (the teacher's tree), or the visible cases' data
+    shipped in a release's ``expected.json``."""
     exercise = suite.exercise
     texts = reference_texts(root, exercise)
     if all(regions.BEGIN_SOLUTION.search(line) is None for t in texts.values() for line in t.splitlines()):
@@ -143,8 +168,9 @@ def references(root, suite, box):
     for relative in exercise.edit:
         with open(os.path.join(root, exercise.folder, relative), "rb") as f:
             files[relative] = f.read()
-    result = box.run(files, suite.path, list(suite.cases), exercise.modules, {}, [],
-                     {n: c.timeout for n, c in suite.cases.items()})
+    names = list(suite.cases) if names is None else names
+    result = box.run(files, suite.path, names, exercise.modules, {}, [],
+                     {n: c.timeout for n, c in suite.cases.items()}, suite.inputs(names, seed))
     return result.records
 
 
@@ -158,9 +184,14 @@ def reference_texts(root, exercise):
     return texts
 
 
-def grade_exercise(root, suite, files, box, refs, scratch):
-    """Rows of one exercise: one per case."""
+def grade_exercise(root, suite, files, box, refs, scratch, judges, seed=None):
+    """Rows of one exercise: one per case. ``refs``: the reference's records on the public
+    inputs; ``seed``: the grader's secret for the hidden inputs (None: the public ones)."""
     exercise = suite.exercise
+    given = suite.inputs(list(suite.cases), seed)
+    redrawn = [n for n in suite.names(hidden=True) if n in given]
+    if seed is not None and redrawn:           # the reference on this submission's hidden inputs
+        refs = {**refs, **references(root, suite, box, redrawn, seed)}
     costs = static_breaches(exercise, files, reference_texts(root, exercise))
     forbid = {name: [] for name in exercise.forbid if not name.startswith(".")}
     for task in exercise.tasks:
@@ -179,7 +210,8 @@ def grade_exercise(root, suite, files, box, refs, scratch):
     for hidden, case_file in ((False, released), (True, suite.path)):
         names = suite.names(hidden)
         if names:
-            result = box.run(files, case_file, names, exercise.modules, forbid, modules, timeouts)
+            result = box.run(files, case_file, names, exercise.modules, forbid, modules, timeouts,
+                             {n: given[n] for n in names if n in given})
             records.update(result.records)
             import_breaches += result.breaches
     for breach in import_breaches:
@@ -189,15 +221,17 @@ def grade_exercise(root, suite, files, box, refs, scratch):
     for task in exercise.tasks:
         names = [n for n, c in suite.cases.items() if c.marker == task.marker]
         for name, share in zip(names, split(task.points, len(names))):
-            passed, output = judge(suite.cases[name], records.get(name), refs.get(name), costs.get(task.marker))
+            passed, output = judge(suite, name, records.get(name), refs.get(name), given.get(name),
+                                   costs.get(task.marker), judges)
             rows.append(dict(exercise=exercise.id, task=task.marker, name=name, passed=passed,
                              score=share if passed else 0.0, max_score=share, output=output,
                              hidden=name in suite.hidden))
     return rows
 
 
-def judge(graded, record, ref, breaches):
+def judge(suite, name, record, ref, given, breaches, judges):
     """(passed, output) of one case."""
+    graded = suite.cases[name]
     head = f"{graded.doc}\n\n" if graded.doc else ""
     if breaches:
         return False, head + "scored zero: " + "; ".join(sorted(set(breaches)))
@@ -209,14 +243,9 @@ def judge(graded, record, ref, breaches):
         return False, head + record["error"]
     if ref is None or "error" in ref:
         return False, head + "the grader has no reference for this case (tell your teacher)"
-    try:
-        with _JUDGING:            # judges may call the library, whose switches are global
-            graded.judge(cases.decode(record["data"]), cases.decode(ref["data"]))
-    except AssertionError as err:
-        return False, head + f"wrong: {err}"
-    except Exception as err:                 # noqa: BLE001  (the data is the submission's: anything)
-        return False, head + f"wrong: the result could not be judged ({type(err).__name__}: {err})"
-    return True, ""
+    passed, output = judges.verdict(suite.path, name, record["data"], ref["data"],
+                                    json.loads(cases.encode(given)), max(JUDGE_TIME, 2 * graded.timeout))
+    return passed, (head + output) if not passed else ""
 
 
 def split(points, n):
@@ -228,33 +257,43 @@ def split(points, n):
     return [(base + (i < extra)) / UNIT for i in range(n)]
 
 
-def grade(root, submission, json_path=None, only=None, jobs=2, box=None, refs=None):
-    """Grade ``submission``; returns (rows, the table as text, notes). ``refs`` ({exercise id:
-    references}) may be given to grade many submissions against one reference run."""
+def grade(root, submission, json_path=None, only=None, jobs=2, box=None, refs=None, seed=None,
+          allow_root=False):
+    """Grade ``submission``; returns (rows, the table as text, notes for the teacher). ``refs``
+    ({exercise id: references}) may be given to grade many submissions against one reference run;
+    ``seed`` fixes the hidden inputs (default: a fresh secret); ``allow_root``: run submissions
+    as root when no unprivileged user can (a local test of the teacher's own, never for students)."""
     exercises = select(catalog.load(root), only)
     if not os.path.isdir(submission):
         raise FileNotFoundError(f"grade: {submission} is not a folder")
     everything = [os.path.join(e.folder, r) for e in catalog.load(root) for r in e.edit]
+    seed = secrets.randbits(63) if seed is None else seed
     own = box is None
-    box = box or sandbox.Sandbox(deny=[root])
+    box = box or sandbox.Sandbox(deny=[root], allow_root=allow_root)
+    judges = judging.Judges()
     try:
         suites = [load_suite(root, e) for e in exercises]
         refs = refs if refs is not None else reference_data(root, suites, box, jobs)
-        notes = [box.note] if box.uid is None else []
+        notes, said = [box.note], []           # the teacher's; ``said``: what the student sees
         with tempfile.TemporaryDirectory(prefix="minishare-grade-") as scratch, \
                 concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             futures = []
             for suite in suites:
                 files, missing = find_files(submission, suite.exercise, everything)
-                notes += missing
-                futures.append(pool.submit(grade_exercise, root, suite, files, box, refs[suite.exercise.id], scratch))
+                said += missing
+                futures.append(pool.submit(grade_exercise, root, suite, files, box, refs[suite.exercise.id],
+                                           scratch, judges, seed))
             rows = [row for future in futures for row in future.result()]
+        judges.close()
+        notes += said + box.sweep()            # nothing of the submission's still runs
     finally:
+        judges.close()
         if own:
             box.close()
     if json_path:
         with atomic_write(json_path) as f:
-            json.dump(gradescope(exercises, rows, notes), f, indent=1)
+            json.dump(gradescope(exercises, rows, said), f, indent=1)
+        notes += box.sweep()                   # and nothing started since could rewrite it
     return rows, table(exercises, rows), notes
 
 
@@ -293,7 +332,8 @@ def table(exercises, rows):
 
 
 def gradescope(exercises, rows, notes):
-    """Gradescope's results.json as a dict."""
+    """Gradescope's results.json as a dict; ``notes`` are shown to the student (files not
+    found), so nothing of the grader's own goes there."""
     titles = {t.marker: f"{e.title}: {t.title}" for e in exercises for t in e.tasks}
     tests = [{"name": f"{r['task']} ({titles[r['task']]}) {r['name']}", "score": r["score"],
               "max_score": r["max_score"], "output": r["output"],

@@ -7,12 +7,16 @@ case: its data or its error. What keeps the grade out of the submission's reach:
 * **Another process, another user.** When the grader runs as root (as on Gradescope), the worker
   runs as an unprivileged user (``MINISHARE_GRADER_USER``, default ``nobody``), which can read the
   copies it is given and write only its own scratch folder; the teacher's files and the results
-  are root's. When that user cannot run this Python (a root-only install), or the grader is not
-  root, the worker runs as the grader's user and the audit hook of ``worker`` alone guards the
-  files (``Sandbox.note`` says which).
-* **Nothing outlives a run.** The worker starts its own session; when it ends, its process group
+  are root's. When that user cannot run this Python (a root-only install), the grader refuses to
+  grade, with the fix, unless the teacher allows root for a local test (``allow_root``). A grader
+  that is not root runs workers as its own user. Either way the worker then locks itself in with
+  the kernel's Landlock where the kernel has it (``worker``), and its audit hook guards the rest;
+  ``Sandbox.note`` tells the teacher which.
+* **Nothing outlives a grade.** The worker starts its own session; when it ends, its process group
   is killed, and every process of the unprivileged user started since, but for the sessions of
-  workers still running beside it. (The worker's audit hook refuses to start processes anyway.)
+  workers still running beside it. The grader is its children's *subreaper* (Linux), so a process
+  that leaves its session and its parent is still the grader's descendant: ``sweep`` kills every
+  one, and ``grade`` sweeps before and after it writes ``results.json``.
 * **Limits.** Address space, file size, core dumps and processes are capped (``resource``); a case
   that runs past its time is killed with its process, and the worker starts again with the cases
   that have not run, so a hang or a crash costs only the case it happens in.
@@ -31,6 +35,8 @@ import tempfile
 import threading
 import time
 
+from minishare.exercises import cases, probes
+
 MAX_OUTPUT = 64 * 2 ** 20             # bytes a worker may send in all
 MEMORY = 6 * 2 ** 30                  # address space of the worker
 FILE_SIZE = 64 * 2 ** 20
@@ -46,21 +52,44 @@ class Result:
 class Sandbox:
     """Where workers run: the library copy, and the user they run as."""
 
-    def __init__(self, deny=(), user=None):
+    def __init__(self, deny=(), user=None, allow_root=False):
+        self.started = time.time()
+        _become_subreaper()
         self.root = tempfile.mkdtemp(prefix="minishare-sandbox-")
-        os.chmod(self.root, 0o755)
+        os.chmod(self.root, 0o711)          # a worker reaches its own run by name, lists no other
         self.library = os.path.join(self.root, "lib")
         package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         shutil.copytree(package, os.path.join(self.library, "minishare"),
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         _readable(self.library)
         self.deny = [os.path.realpath(p) for p in deny]
-        self.uid, self.gid, self.note = _choose_user(user, self.library)
+        self.uid, self.gid, self.note = _choose_user(user, self.library, allow_root)
         self._running = set()            # pids of the workers alive now (each leads its session)
         self._lock = threading.Lock()
 
     def close(self):
         shutil.rmtree(self.root, ignore_errors=True)
+
+    def sweep(self):
+        """Kill every descendant of the grader started since this sandbox, but for the workers
+        running now; returns a note for the teacher for each process that had to be killed."""
+        notes = []
+        for _ in range(10):                  # a process may fork while it is being killed
+            with self._lock:
+                found = [(pid, name) for pid, name in _descendants(os.getpid(), self.started)
+                         if pid not in self._running]
+            if not found:
+                break
+            for pid, name in found:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            notes += [f"a process the submission started outlived its case and was killed: {name} (pid {pid})"
+                      for pid, name in found]
+            time.sleep(0.05)
+            _reap()
+        return notes
 
     def __enter__(self):
         return self
@@ -68,9 +97,10 @@ class Sandbox:
     def __exit__(self, *exc):
         self.close()
 
-    def run(self, files, cases_file, names, modules, forbid, forbidden_modules, timeouts):
+    def run(self, files, cases_file, names, modules, forbid, forbidden_modules, timeouts, given=None):
         """Run the cases ``names`` of ``cases_file`` on the submission ``files`` ({file name:
-        bytes}); ``timeouts`` {name: seconds}. Returns a ``Result``."""
+        bytes}); ``timeouts`` {name: seconds}; ``given`` {name: the case's inputs as plain data}.
+        The worker gets the case file's probes only (``probes.probe_source``). Returns a ``Result``."""
         run_dir = tempfile.mkdtemp(dir=self.root, prefix="run-")
         os.chmod(run_dir, 0o755)
         try:
@@ -81,19 +111,23 @@ class Sandbox:
             for name, content in files.items():
                 with open(os.path.join(submission, name), "wb") as f:
                     f.write(content)
-            cases = os.path.join(run_dir, "cases", os.path.basename(cases_file))
-            os.makedirs(os.path.dirname(cases))
-            shutil.copyfile(cases_file, cases)
+            probe_file = os.path.join(run_dir, "cases", os.path.basename(cases_file))
+            os.makedirs(os.path.dirname(probe_file))
+            with open(cases_file, encoding="utf-8") as f:
+                text = probes.probe_source(f.read(), cases_file)
+            with open(probe_file, "w", encoding="utf-8") as f:
+                f.write(text)
             _readable(run_dir)
+            os.chmod(run_dir, 0o711)
             if self.uid is not None:
                 os.chown(scratch, self.uid, self.gid)
             result = Result({}, [])
             remaining = list(names)
             while remaining:
                 spec = dict(submission=os.path.realpath(submission), library=self.library,
-                            scratch=os.path.realpath(scratch), cases=cases, run=remaining,
+                            scratch=os.path.realpath(scratch), cases=probe_file, run=remaining,
                             modules=list(modules), forbid=forbid, timeouts=timeouts, forbidden_modules=list(forbidden_modules),
-                            deny=self.deny)
+                            deny=self.deny, given={n: cases.encode(g) for n, g in (given or {}).items()})
                 remaining = self._attempt(spec, run_dir, timeouts, result)
             return result
         finally:
@@ -242,15 +276,24 @@ def _readable(top):
             os.chmod(os.path.join(directory, name), 0o644)
 
 
-def _choose_user(user, library):
-    """(uid, gid, note): the unprivileged user workers run as, or (None, None, why not)."""
+def _choose_user(user, library, allow_root):
+    """(uid, gid, note): the unprivileged user workers run as, or (None, None, why not); raises
+    RuntimeError when the grader is root, no user can run the worker and root is not allowed."""
     if os.geteuid() != 0:
-        return None, None, "the grader is not root: submissions run as its own user, guarded by the worker's audit hook"
+        return None, None, "the grader is not root: submissions run as its own user, in the worker's Landlock and audit hook"
     name = user or os.environ.get("MINISHARE_GRADER_USER") or "nobody"
+
+    def refuse(why):
+        if allow_root:
+            return None, None, f"{why}: submissions run as root (allowed for this local test)"
+        raise RuntimeError(f"{why}, and the grader will not run submissions as root. Fix: install a Python "
+                           "that user can run (for example a virtual environment from /usr/bin/python3 outside "
+                           "/root) and grade with it, or name a working user in MINISHARE_GRADER_USER; for a "
+                           "local test of your own files only, pass --allow-root")
     try:
         entry = pwd.getpwnam(name)
     except KeyError:
-        return None, None, f"user {name!r} does not exist: submissions run as root, guarded by the worker's audit hook"
+        return refuse(f"user {name!r} does not exist")
     try:
         probe = subprocess.run([sys.executable, "-I", "-c", "import numpy, sys; sys.path.insert(0, sys.argv[1]); "
                                 "import minishare", library], user=entry.pw_uid, group=entry.pw_gid,
@@ -259,30 +302,69 @@ def _choose_user(user, library):
     except OSError:
         works = False
     if not works:
-        return None, None, (f"user {name!r} cannot run {sys.executable} with NumPy (a Python under a "
-                            "root-only folder?): submissions run as root, guarded by the worker's audit hook")
+        return refuse(f"user {name!r} cannot run {sys.executable} with NumPy (a Python under a root-only folder?)")
     return entry.pw_uid, entry.pw_gid, f"submissions run as user {name!r}"
+
+
+def _become_subreaper():
+    """Orphans of the grader's descendants become the grader's children, not init's (Linux's
+    PR_SET_CHILD_SUBREAPER): a process that leaves its session can still be found and killed."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)     # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+def _reap():
+    """Collect the killed orphans that became the grader's children (zombies otherwise)."""
+    for pid, _, parent, _, _, state in _process_table():
+        if parent == os.getpid() and state == "Z":
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+
+
+def _descendants(root_pid, since):
+    """[(pid, command name)] of the descendants of ``root_pid`` started after ``since``."""
+    table = {pid: (parent, started, name, state) for pid, _, parent, started, name, state in _process_table()}
+    found = []
+    for pid, (parent, started, name, state) in table.items():
+        ancestor, hops = parent, 0
+        while ancestor not in (root_pid, 0, 1) and ancestor in table and hops < 64:
+            ancestor, hops = table[ancestor][0], hops + 1
+        if ancestor == root_pid and started >= since - 1 and state != "Z":
+            found.append((pid, name))
+    return found
 
 
 def _processes_of(uid, since):
     """(pid, session id) of the processes of ``uid`` started after ``since`` (seconds since the epoch)."""
+    return [(pid, session) for pid, session, _, started, _, _ in _process_table(uid) if started >= since]
+
+
+def _process_table(uid=None):
+    """(pid, session, parent pid, start time in seconds since the epoch, name, state) of each
+    process (of ``uid`` only, when given), read from /proc."""
     try:
         with open("/proc/stat", encoding="ascii") as f:
             boot = next(float(line.split()[1]) for line in f if line.startswith("btime"))
     except (OSError, StopIteration):
         return []
     ticks = os.sysconf("SC_CLK_TCK")
-    pids = []
+    rows = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            if os.stat(f"/proc/{entry}").st_uid != uid:
+            if uid is not None and os.stat(f"/proc/{entry}").st_uid != uid:
                 continue
             with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            if boot + int(fields[19]) / ticks >= since:
-                pids.append((int(entry), int(fields[3])))
+                head, tail = f.read().rsplit(")", 1)
+            fields = tail.split()
+            rows.append((int(entry), int(fields[3]), int(fields[1]), boot + int(fields[19]) / ticks,
+                         head.split("(", 1)[1][:40], fields[0]))
         except (OSError, IndexError, ValueError):
             continue
-    return pids
+    return rows

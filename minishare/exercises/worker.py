@@ -52,7 +52,7 @@ def main(spec_path):
     os.chdir(spec["scratch"])
     import numpy                                      # noqa: F401  (loaded before the student's code)
     import minishare                                  # noqa: F401
-    from minishare.exercises.cases import encode
+    from minishare.exercises.cases import decode, encode
     cases = _load_cases(spec["cases"])
     breaches = []
     current = {"task": None}
@@ -76,7 +76,8 @@ def main(spec_path):
             continue
         try:
             with _time_limit(spec["timeouts"][name]):
-                data = graded.probe(*(modules[m] for m in graded.modules))
+                given = decode(spec["given"][name]) if name in spec["given"] else None
+                data = graded.call([modules[m] for m in graded.modules], given)
             _send(out, {"end": name, "data": json.loads(encode(data)), "breaches": breaches[since:]})
         except BaseException as err:                  # noqa: BLE001
             _send(out, {"end": name, "error": _describe(err, spec["submission"]), "breaches": breaches[since:]})
