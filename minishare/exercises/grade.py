@@ -274,7 +274,7 @@ def grade(root, submission, json_path=None, only=None, jobs=2, box=None, refs=No
     try:
         suites = [load_suite(root, e) for e in exercises]
         refs = refs if refs is not None else reference_data(root, suites, box, jobs)
-        notes, said = [box.note], []           # the teacher's; ``said``: what the student sees
+        said = []                              # notes the student sees (files not found)
         with tempfile.TemporaryDirectory(prefix="minishare-grade-") as scratch, \
                 concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             futures = []
@@ -285,7 +285,7 @@ def grade(root, submission, json_path=None, only=None, jobs=2, box=None, refs=No
                                            scratch, judges, seed))
             rows = [row for future in futures for row in future.result()]
         judges.close()
-        notes += said + box.sweep()            # nothing of the submission's still runs
+        notes = [box.note] + said + box.sweep()   # the teacher's; nothing of the submission's still runs
     finally:
         judges.close()
         if own:

@@ -63,9 +63,17 @@ class Sandbox:
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         _readable(self.library)
         self.deny = [os.path.realpath(p) for p in deny]
-        self.uid, self.gid, self.note = _choose_user(user, self.library, allow_root)
+        self.uid, self.gid, self.user_note = _choose_user(user, self.library, allow_root)
+        self.landlock = None             # whether the last worker locked itself in (None: none ran yet)
         self._running = set()            # pids of the workers alive now (each leads its session)
         self._lock = threading.Lock()
+
+    @property
+    def note(self):
+        """For the teacher: who submissions run as, and whether the kernel locked them in."""
+        lock = {True: "; Landlock on", False: "; no Landlock in this kernel (the audit hook guards files)",
+                None: ""}[self.landlock]
+        return self.user_note + lock
 
     def close(self):
         shutil.rmtree(self.root, ignore_errors=True)
@@ -153,7 +161,7 @@ class Sandbox:
             self._running.add(process.pid)
         os.close(write)
         try:
-            open_case, why = self._read(process, read, spec["run"], timeouts, result)
+            open_case, why, pending = self._read(process, read, spec["run"], timeouts, result)
         finally:
             os.close(read)
             with self._lock:
@@ -172,54 +180,59 @@ class Sandbox:
                     result.records[name] = {"error": reason + (f": {detail[0]}" if detail else "")}
             return []
         result.records[open_case] = {"error": why or f"the test process died (exit status "
-                                              f"{process.returncode}) while this case ran"}
+                                              f"{process.returncode}) while this case ran", "breaches": pending}
         return [n for n in spec["run"] if n not in result.records and n not in done]
 
     def _read(self, process, fd, names, timeouts, result):
         """Fold the worker's records into ``result`` until it ends or a case overstays. Returns
-        (the case open when it stopped or None, why it was stopped)."""
-        buffer, total, open_case = b"", 0, None
+        (the case open when it stopped or None, why it was stopped, that case's breaches). A
+        breach counts against the case open when it arrives, or, before any, every task."""
+        buffer, total, open_case, pending = b"", 0, None, []
         deadline = time.monotonic() + STARTUP
         while True:
             wait = deadline - time.monotonic()
             if wait <= 0:
                 why = (f"the case ran longer than {timeouts[open_case] + 5:g} s and was stopped"
                        if open_case else f"the module did not import within {STARTUP:g} s")
-                return open_case, why
+                return open_case, why, pending
             ready, _, _ = select.select([fd], [], [], min(wait, 1.0))
             if not ready:
                 if process.poll() is not None and not _pending(fd):
-                    return open_case, None
+                    return open_case, None, pending
                 continue
             chunk = os.read(fd, 1 << 16)
             if not chunk:
                 process.wait()
-                return open_case, None
+                return open_case, None, pending
             total += len(chunk)
             if total > MAX_OUTPUT:
-                return open_case, f"the test process sent more than {MAX_OUTPUT // 2 ** 20} MiB"
+                return open_case, f"the test process sent more than {MAX_OUTPUT // 2 ** 20} MiB", pending
             buffer += chunk
             *lines, buffer = buffer.split(b"\n")
             for line in lines:
                 record = _parse(line)
                 if record is None:
                     continue
-                said = [str(b)[:300] for b in record.get("breaches", ()) or ()] \
-                    if isinstance(record.get("breaches"), list) else []
-                if record.get("imported"):
-                    result.breaches += [b for b in said if b not in result.breaches]
+                if "breach" in record:
+                    said = str(record["breach"])[:300]
+                    if open_case is not None:
+                        pending.append(said)
+                    elif said not in result.breaches:
+                        result.breaches.append(said)
+                elif record.get("imported"):
+                    self.landlock = bool(record.get("landlock"))
                 elif record.get("begin") in names and record["begin"] not in result.records:
-                    open_case = record["begin"]
+                    open_case, pending = record["begin"], []
                     deadline = time.monotonic() + timeouts[open_case] + 5
                 elif record.get("end") == open_case and open_case is not None:
                     result.records[open_case] = ({"data": record["data"]} if "data" in record
                                                  else {"error": str(record.get("error"))[:4000]})
-                    result.records[open_case]["breaches"] = said
-                    open_case = None
+                    result.records[open_case]["breaches"] = pending
+                    open_case, pending = None, []
                     deadline = time.monotonic() + STARTUP
                 elif record.get("done"):
                     process.wait()
-                    return None, None
+                    return None, None, []
 
     def _kill(self, process, started):
         """The worker's group, and every process of the sandbox user started since ``started``."""

@@ -4,20 +4,35 @@
 
 1. ``sys.path``: the submission's folder, a private copy of the library (no ``exercises/`` in it,
    so no solution can be imported), and the interpreter's own standard library and site-packages.
-2. Imports NumPy, the library and the case file while nothing of the student's has run.
-3. Tripwires: every library function or class the exercise forbids is wrapped so that a call
-   *from the submission's files* raises ``ForbiddenUse`` and is reported.
-4. An audit hook (``sys.addaudithook``: it cannot be removed) that refuses, from here on, what a
-   probe never needs: starting processes, signals to other processes, sockets, ctypes, compiling
+2. Imports NumPy, the library and the file of probes while nothing of the student's has run. That
+   file holds probes only (``probes``): no judge, reference helper or expected value is in this
+   process, so there is nothing here a submission could read or call to learn an answer.
+3. Landlock (Linux 5.13 and later, any user): from here on the kernel lets this process and its
+   children read only the submission, the library, the interpreter and this run's scratch folder,
+   write only the scratch folder, execute nothing, open no TCP connection and signal no process
+   outside. A submission cannot undo it; where the kernel lacks it, the next two guards remain.
+4. Tripwires: every library function or class the exercise forbids is replaced by an opaque
+   wrapper (no ``__wrapped__``, no closure to read) that raises ``ForbiddenUse`` when the first
+   frame above it outside the standard library and site-packages is a file of the submission.
+5. An audit hook (``sys.addaudithook``: it cannot be removed) that refuses, from here on, what a
+   probe never needs: starting processes, signals to other processes, sockets, ctypes, frames and
+   the garbage collector's object lists (the ways to reach this process's own state), compiling
    or executing code that is not a file of the submission or the library, reading the teacher's
    files, writing outside this run's scratch folder, and importing a forbidden module.
-5. Imports the student's modules, then runs each probe with a time limit and writes one JSON line
+
+The guards decide with what ``_guards`` captured when the worker started (closures over
+immutable values and the interpreter's own functions), never with a module global a submission
+could rebind. Each refusal is sent to the grader at once, and the grader decides what it costs.
+
+6. Imports the student's modules, then runs each probe with a time limit and writes one JSON line
    per event to the pipe ``fd``: ``{"begin": name}``, then ``{"end": name, "data": ...}`` or
-   ``{"end": name, "error": ...}``. The submission can write to that pipe as well; the grader does
-   not care, because a line can only carry data, and data is judged on the grader's side.
+   ``{"end": name, "error": ...}``, and ``{"breach": what}`` whenever a guard refuses. The
+   submission can write to that pipe as well; the grader does not care, because a line can only
+   carry data, and data is judged on the grader's side.
 
 Only the standard library, NumPy and the library are imported here.
 """
+import _thread
 import functools
 import importlib
 import importlib.util
@@ -32,10 +47,14 @@ SPAWN = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn
          "os.forkpty", "os.kill", "os.killpg", "signal.pthread_kill", "pty.spawn", "os.startfile")
 REFUSED_PREFIXES = ("socket.", "ctypes.", "sys.settrace", "sys.setprofile", "sys.remote_exec",
                     "code.__new__", "pickle.find_class", "winreg.")
-WRITES = {"os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.symlink",
+# ways to reach this process's own state (frames, and objects by the collector's lists)
+INTROSPECTION = ("sys._getframe", "sys._current_frames", "sys._current_exceptions", "sys._getframemodulename",
+                 "gc.get_objects", "gc.get_referrers", "gc.get_referents")
+FRAME_ATTRIBUTES = ("tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back")
+WRITES = ("os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.symlink",
           "os.link", "os.truncate", "os.utime", "shutil.rmtree", "shutil.move", "shutil.copyfile",
-          "os.chflags", "os.lchown", "os.mkfifo", "os.mknod"}
-READS = {"os.listdir", "os.scandir", "glob.glob", "os.walk"}
+          "os.chflags", "os.lchown", "os.mkfifo", "os.mknod")
+READS = ("os.listdir", "os.scandir", "glob.glob", "os.walk")
 
 
 class ForbiddenUse(BaseException):
@@ -46,7 +65,8 @@ class ForbiddenUse(BaseException):
 def main(spec_path):
     with open(spec_path, encoding="utf-8") as f:
         spec = json.load(f)
-    out = spec["fd"]
+    send = _sender(spec["fd"])
+    sys.dont_write_bytecode = True                    # (-I ignores PYTHONDONTWRITEBYTECODE)
     sys.path[:] = [spec["submission"], spec["library"]] + [p for p in sys.path if _is_interpreter_path(p)]
     sys.meta_path[:] = [f for f in sys.meta_path if not type(f).__module__.startswith("__editable__")]
     os.chdir(spec["scratch"])
@@ -54,41 +74,50 @@ def main(spec_path):
     import minishare                                  # noqa: F401
     from minishare.exercises.cases import decode, encode
     cases = _load_cases(spec["cases"])
-    breaches = []
-    current = {"task": None}
+    current = [None]                                  # the task of the case running now
+    from minishare.exercises import landlock
+    roots = _roots(spec)
+    locked = landlock.restrict(roots["read"] + landlock.SYSTEM, roots["write"])
+    audit, tripwire, frame_of = _guards(roots, spec["forbidden_modules"], send, current)
     for name, tasks in spec["forbid"].items():
-        _tripwire(name, tasks, spec["submission"], current, breaches)
-    roots = _Roots(spec)
-    sys.addaudithook(functools.partial(_audit, roots=roots, forbidden=spec["forbidden_modules"],
-                                       breaches=breaches))
+        _tripwire(name, frozenset(tasks), tripwire)
+    _lock_signal_handlers(frame_of, roots["submission"])
+    sys.addaudithook(audit)
+    del audit, tripwire, frame_of                     # only the interpreter and the wrappers hold them
     try:
         modules = {name: importlib.import_module(name) for name in spec["modules"]}
         failure = None
     except BaseException as err:                      # noqa: BLE001  (any error is the submission's)
         modules, failure = {}, _describe(err, spec["submission"])
-    _send(out, {"imported": True, "breaches": breaches[:]})   # these cost every task
+    send({"imported": True, "landlock": locked})
     for name in spec["run"]:
-        graded, since = cases[name], len(breaches)
-        _send(out, {"begin": name})
-        current["task"] = graded.marker
+        graded = cases[name]
+        send({"begin": name})
+        current[0] = graded.marker
         if failure is not None:
-            _send(out, {"end": name, "error": f"the module does not import: {failure}", "breaches": []})
+            send({"end": name, "error": f"the module does not import: {failure}"})
             continue
         try:
             with _time_limit(spec["timeouts"][name]):
                 given = decode(spec["given"][name]) if name in spec["given"] else None
                 data = graded.call([modules[m] for m in graded.modules], given)
-            _send(out, {"end": name, "data": json.loads(encode(data)), "breaches": breaches[since:]})
+            send({"end": name, "data": json.loads(encode(data))})
         except BaseException as err:                  # noqa: BLE001
-            _send(out, {"end": name, "error": _describe(err, spec["submission"]), "breaches": breaches[since:]})
+            send({"end": name, "error": _describe(err, spec["submission"])})
         finally:
-            current["task"] = None
-    _send(out, {"done": True})
+            current[0] = None
+    send({"done": True})
     os._exit(0)                                       # no atexit handler of the student's runs
 
 
-def _send(fd, record):
-    os.write(fd, (json.dumps(record) + "\n").encode("utf-8"))
+def _sender(fd):
+    """``send(record)``: one JSON line to the grader. A line starts with a newline as well, so
+    that bytes the submission wrote to the pipe without one cannot swallow it."""
+    write = os.write
+
+    def send(record):
+        write(fd, b"\n" + json.dumps(record).encode("utf-8") + b"\n")
+    return send
 
 
 def _is_interpreter_path(path):
@@ -108,10 +137,11 @@ def _load_cases(path):
     return {c.name: c for c in cases_of(module)}
 
 
-def _tripwire(dotted, tasks, submission, current, breaches, home=None):
-    """Wrap the library object ``dotted`` so that a call from the submission's files raises, in a
-    case of one of ``tasks`` (all tasks when empty). ``home``: the class that defines an inherited
-    method (the wrapper is set on the forbidden class, shadowing it there only)."""
+def _tripwire(dotted, tasks, tripwire, home=None):
+    """Replace the library object ``dotted`` by ``tripwire(dotted, tasks, function)``, which
+    refuses a call from the submission's files in a case of one of ``tasks`` (all tasks when
+    empty). ``home``: the class that defines an inherited method (the wrapper is set on the
+    forbidden class, shadowing it there only)."""
     owner, attribute, target = resolve(dotted)
     if target is None:
         return
@@ -121,7 +151,7 @@ def _tripwire(dotted, tasks, submission, current, breaches, home=None):
                 continue
             for key, value in list(vars(module).items()):
                 if getattr(value, "__module__", None) == name and callable(value):
-                    _tripwire(f"{name}.{key}", tasks, submission, current, breaches)
+                    _tripwire(f"{name}.{key}", tasks, tripwire)
         return
     if isinstance(target, type):
         # A class: its own methods, and the class-level entry points it inherits (an op's
@@ -134,28 +164,14 @@ def _tripwire(dotted, tasks, submission, current, breaches, home=None):
                 continue
             own = home is target and callable(value) and not isinstance(value, type)
             if own or isinstance(value, (staticmethod, classmethod)):
-                _tripwire(f"{dotted}.{key}", tasks, submission, current, breaches, home)
+                _tripwire(f"{dotted}.{key}", tasks, tripwire, home)
         return
     raw = vars(home or owner).get(attribute, target) if isinstance(owner, type) else target
     function = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
     if not callable(function):
         return
-
-    @functools.wraps(function)
-    def guarded(*args, **kwargs):
-        caller = sys._getframe(1).f_code.co_filename
-        if _in_folder(caller, submission) and (not tasks or current["task"] in tasks):
-            breaches.append(f"{dotted} called ({os.path.basename(caller)})")
-            raise ForbiddenUse(f"{dotted} may not be used in this exercise")
-        return function(*args, **kwargs)
-
-    wrapped = type(raw)(guarded) if isinstance(raw, (staticmethod, classmethod)) else guarded
-    setattr(owner, attribute, wrapped)
-
-
-@functools.lru_cache(maxsize=None)
-def _in_folder(filename, folder):
-    return os.path.realpath(filename).startswith(folder + os.sep)
+    guarded = tripwire(dotted, tasks, function)
+    setattr(owner, attribute, type(raw)(guarded) if isinstance(raw, (staticmethod, classmethod)) else guarded)
 
 
 def resolve(dotted):
@@ -177,42 +193,74 @@ def resolve(dotted):
     return None, None, None
 
 
-class _Roots:
-    """Where the submission may read and write."""
+def _roots(spec):
+    """Where the submission may read, write and run code from: tuples of real paths."""
+    real = os.path.realpath
+    paths = sysconfig.get_paths()
+    write = (real(spec["scratch"]),)
+    code = (real(spec["submission"]), real(spec["library"])) + \
+        tuple(real(p) for p in sys.path if _is_interpreter_path(p))
+    return {"submission": real(spec["submission"]) + os.sep,
+            "stdlib": tuple(real(paths[k]) for k in ("stdlib", "platstdlib")),
+            "site": tuple(real(paths[k]) for k in ("purelib", "platlib")),   # NumPy's own code is not stdlib
+            "write": write, "code": code,
+            "read": write + code + (real(os.path.dirname(spec["cases"])),) +
+            tuple(real(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)) + ("/dev/null",),
+            "deny": tuple(real(p) for p in spec["deny"])}
 
-    def __init__(self, spec):
-        real = os.path.realpath
-        self.submission = real(spec["submission"])
-        paths = sysconfig.get_paths()
-        self.stdlib = [real(paths[k]) for k in ("stdlib", "platstdlib")]
-        self.site = [real(paths[k]) for k in ("purelib", "platlib")]     # NumPy's own code is not stdlib
-        self.write = [real(spec["scratch"])]
-        self.code = [real(spec["submission"]), real(spec["library"])] + \
-            [real(p) for p in sys.path if _is_interpreter_path(p)]
-        self.read = self.write + self.code + [real(p) for p in (sys.prefix, sys.base_prefix)] + ["/dev/null"]
-        self.deny = [real(p) for p in spec["deny"]]
 
-    @staticmethod
-    def _under(path, roots):
-        return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+def _guards(roots, forbidden, send, current):
+    """(audit hook, tripwire factory, frame_of): closures over what they decide with, captured
+    now. Nothing they use is looked up later in a module a submission could change."""
+    getframe, get_ident, realpath, fsdecode = sys._getframe, _thread.get_ident, os.path.realpath, os.fsdecode
+    submission, deny, write_roots = roots["submission"], roots["deny"], roots["write"]
+    read_roots, code_roots = roots["read"], roots["code"]
+    library = tuple(r + os.sep for r in roots["stdlib"] + roots["site"])
+    site = tuple(r + os.sep for r in roots["site"])
+    forbidden = tuple(forbidden)
+    writes = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+    busy = set()                                      # threads inside the hook (its own events pass)
+    wrapper = functools.lru_cache(maxsize=0)          # a C callable: no closure, no code to read
 
-    def check_read(self, path):
-        path = os.path.realpath(path)
-        if self._under(path, self.deny) or not self._under(path, self.read):
-            raise PermissionError(f"the grader does not let a submission read {path}")
+    def under(path, places):
+        return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in places)
 
-    def check_write(self, path):
-        path = os.path.realpath(path)
-        if self._under(path, self.deny) or not self._under(path, self.write):
-            raise PermissionError(f"the grader does not let a submission write {path}")
+    def frame_of(depth):
+        """The first frame above ``depth`` outside the standard library, site-packages and
+        frozen or generated code: who is really asking."""
+        frame = getframe(depth + 1)
+        while frame is not None and (frame.f_code.co_filename.startswith("<")
+                                     or frame.f_code.co_filename.startswith(library)):
+            frame = frame.f_back
+        return frame
 
-    def check_code(self, filename, source=None):
+    def submission_file(depth):
+        """The submission's file asking, or None when the asker is not the submission."""
+        frame = frame_of(depth + 1)
+        name = frame.f_code.co_filename if frame is not None else ""
+        return name[len(submission):] if name.startswith(submission) else None
+
+    def by_submission(depth):
+        return submission_file(depth + 1) is not None
+
+    def refuse(what, error=PermissionError, message=None):
+        send({"breach": f"{what} refused"})
+        raise error(message or f"the grader does not let a submission use {what}")
+
+    def check(path, allowed, verb):
+        """A refused file costs nothing by itself (the import system tries to write .pyc files):
+        the submission just cannot have it."""
+        path = realpath(path)
+        if under(path, deny) or not under(path, allowed):
+            raise PermissionError(f"the grader does not let a submission {verb} {path}")
+
+    def check_code(filename, source=None):
         """Code may come from the files of the submission, the library and the interpreter only;
         compiled source must be that file's content (not a string read from elsewhere)."""
         if isinstance(filename, str) and filename.startswith("<frozen ") and source is None:
             return
-        real = os.path.realpath(filename) if isinstance(filename, str) else None
-        if real is None or not self._under(real, self.code) or self._under(real, self.deny):
+        real = realpath(filename) if isinstance(filename, str) else None
+        if real is None or not under(real, code_roots) or under(real, deny):
             raise PermissionError(f"the grader does not let a submission compile or run code from {filename!r}")
         if source is not None:
             with open(real, "rb") as f:
@@ -220,61 +268,88 @@ class _Roots:
             if (source.encode("utf-8") if isinstance(source, str) else source) != content:
                 raise PermissionError(f"the grader does not let a submission compile a string as {filename!r}")
 
+    def decide(event, args):
+        if event in SPAWN or event.startswith(REFUSED_PREFIXES):
+            refuse(event)
+        if event.startswith("marshal.load") and not getframe(2).f_code.co_filename.startswith("<frozen importlib"):
+            refuse(event)                             # (the import system reads .pyc files with it)
+        if event in INTROSPECTION or (event == "object.__getattr__" and args[1] in FRAME_ATTRIBUTES):
+            if by_submission(2):
+                refuse(event if event != "object.__getattr__" else f"the attribute {args[1]}")
+        elif event == "open":
+            path, mode, flags = args[0], args[1] or "r", args[2] or 0
+            if isinstance(path, int):
+                return
+            path = fsdecode(path)
+            if any(c in str(mode) for c in "wax+") or flags & writes:
+                check(path, write_roots, "write")
+            else:
+                check(path, read_roots, "read")
+        elif event in WRITES:
+            for path in args:
+                if isinstance(path, (str, bytes, os.PathLike)):
+                    check(fsdecode(path), write_roots, "write")
+        elif event in READS and args and isinstance(args[0], (str, bytes, os.PathLike)):
+            check(fsdecode(args[0]), read_roots, "read")
+        elif event in ("compile", "exec") and (frame_of(2) is None or by_submission(2)):
+            if event == "compile":
+                check_code(args[1], args[0] if isinstance(args[0], (str, bytes)) else b"<not source>")
+            else:
+                check_code(getattr(args[0], "co_filename", None))
+        elif event == "import":
+            name = args[0]
+            if any(name == m or name.startswith(m + ".") for m in forbidden) and imported_by_submission():
+                refuse(f"import of {name}", ImportError, f"{name} may not be imported in this exercise")
 
-def _audit(event, args, roots, forbidden, breaches):
-    if event.startswith("marshal.load") and not sys._getframe(1).f_code.co_filename.startswith("<frozen importlib"):
-        breaches.append(f"{event} refused")           # (the import system reads .pyc files with it)
-        raise PermissionError(f"the grader does not let a submission use {event}")
-    if event in SPAWN or event.startswith(REFUSED_PREFIXES):
-        breaches.append(f"{event} refused")
-        raise PermissionError(f"the grader does not let a submission use {event}")
-    if event == "open":
-        path, mode, flags = args[0], args[1] or "r", args[2] or 0
-        if isinstance(path, int):
+    def imported_by_submission():
+        """Whether the import under way is written in a file of the submission (the library may
+        import what the submission may not)."""
+        frame = getframe(3)
+        while frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
+            frame = frame.f_back
+        return frame is not None and frame.f_code.co_filename.startswith(submission)
+
+    def audit(event, args):
+        me = get_ident()
+        if me in busy:
             return
-        path = os.fsdecode(path)
-        writes = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
-        if any(c in str(mode) for c in "wax+") or flags & writes:
-            roots.check_write(path)
-        else:
-            roots.check_read(path)
-    elif event in WRITES:
-        for path in args:
-            if isinstance(path, (str, bytes, os.PathLike)):
-                roots.check_write(os.fsdecode(path))
-    elif event in READS and args and isinstance(args[0], (str, bytes, os.PathLike)):
-        roots.check_read(os.fsdecode(args[0]))
-    elif event in ("compile", "exec") and _asked_by(roots.submission, roots.stdlib, roots.site):
-        if event == "compile":
-            roots.check_code(args[1], args[0] if isinstance(args[0], (str, bytes)) else b"<not source>")
-        else:
-            roots.check_code(getattr(args[0], "co_filename", None))
-    elif event == "import":
-        name = args[0]
-        if any(name == m or name.startswith(m + ".") for m in forbidden) and _imported_by(roots.submission):
-            breaches.append(f"import of {name} refused")
-            raise ImportError(f"{name} may not be imported in this exercise")
+        busy.add(me)
+        try:
+            decide(event, args)
+        finally:
+            busy.discard(me)
+
+    def tripwire(dotted, tasks, function):
+        def guarded(*args, **kwargs):
+            caller = submission_file(1) if not tasks or current[0] in tasks else None
+            if caller is not None:
+                send({"breach": f"{dotted} called ({caller})"})
+                raise ForbiddenUse(f"{dotted} may not be used in this exercise")
+            return function(*args, **kwargs)
+        opaque = wrapper(guarded)
+        del opaque.__wrapped__
+        opaque.__name__, opaque.__qualname__ = function.__name__, getattr(function, "__qualname__", function.__name__)
+        opaque.__doc__, opaque.__module__ = function.__doc__, function.__module__
+        return opaque
+
+    return audit, tripwire, frame_of
 
 
-def _asked_by(folder, stdlib, site):
-    """Whether the nearest caller outside the standard library is a file of ``folder``: the
-    submission compiling or running code, itself or through ``timeit`` and the like, and not the
-    library (``dataclasses`` compiles the methods of the library's configs)."""
-    frame = sys._getframe(2)
-    while frame is not None and (frame.f_code.co_filename.startswith("<") or (
-            _Roots._under(os.path.realpath(frame.f_code.co_filename), stdlib)
-            and not _Roots._under(os.path.realpath(frame.f_code.co_filename), site))):
-        frame = frame.f_back
-    return frame is None or os.path.realpath(frame.f_code.co_filename).startswith(folder + os.sep)
-
-
-def _imported_by(folder):
-    """Whether the import under way is written in a file of ``folder`` (the library may import
-    what the submission may not)."""
-    frame = sys._getframe(2)
-    while frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
-        frame = frame.f_back
-    return frame is not None and os.path.realpath(frame.f_code.co_filename).startswith(folder + os.sep)
+def _lock_signal_handlers(frame_of, submission):
+    """A signal handler is called with the frame that was running: a submission may not set one
+    (its way to this process's state). ``signal.signal`` and ``_signal.signal`` refuse a call
+    from the submission."""
+    def locked(install):
+        def guarded(signum, handler):
+            frame = frame_of(1)
+            if frame is not None and frame.f_code.co_filename.startswith(submission):
+                raise PermissionError("the grader does not let a submission set a signal handler")
+            return install(signum, handler)
+        opaque = functools.lru_cache(maxsize=0)(guarded)
+        del opaque.__wrapped__
+        return opaque
+    for module in (signal, sys.modules["_signal"]):
+        module.signal = locked(module.signal)
 
 
 class _time_limit:
