@@ -19,6 +19,11 @@ def build_parser():
                         help="exercises graded at a time (default 2)")
     sub = parser.add_subparsers(dest="command", required=True)
 
+    def allow_root(p):
+        p.add_argument("--allow-root", action="store_true",
+                       help="as root, run submissions as root when no unprivileged user can run this "
+                            "Python (a local test of your own files only, never students' work)")
+
     def with_only(p):
         p.add_argument("--only", action="append", metavar="exNN",
                        help="only this exercise (repeat for several; default: all)")
@@ -30,9 +35,11 @@ def build_parser():
     g = with_only(sub.add_parser("grade", help="score one submission (laid out as the release, or flat)"))
     g.add_argument("submission")
     g.add_argument("--json", help="write Gradescope's results.json here")
+    allow_root(g)
     b = with_only(sub.add_parser("batch", help="score every submission in a folder (one sub-folder each)"))
     b.add_argument("submissions")
     b.add_argument("--out", required=True, help="folder for scores.csv and one results.json per submission")
+    allow_root(b)
     z = with_only(sub.add_parser("gradescope", help="write Gradescope's autograder zip"))
     z.add_argument("--out", required=True, help="the zip to write, e.g. autograder.zip")
     return parser
@@ -56,8 +63,9 @@ def main(argv=None):
             print(f"wrote {gradescope.build(args.source, args.out, args.only)}")
             return 0
         if args.command == "batch":
-            return batch(args.source, args.submissions, args.out, args.only, args.jobs)
-        rows, text, notes = grade.grade(args.source, args.submission, args.json, args.only, args.jobs)
+            return batch(args.source, args.submissions, args.out, args.only, args.jobs, args.allow_root)
+        rows, text, notes = grade.grade(args.source, args.submission, args.json, args.only, args.jobs,
+                                        allow_root=args.allow_root)
         for note in notes:
             print(note, file=sys.stderr)
         print(text)
@@ -69,9 +77,9 @@ def main(argv=None):
         return 1
 
 
-def batch(root, submissions, out, only, jobs):
+def batch(root, submissions, out, only, jobs, allow_root=False):
     """Grade each sub-folder of ``submissions`` against one reference run: ``out/NAME/results.json``
-    and ``out/scores.csv`` (a row per submission, a column per task)."""
+    and ``out/scores.csv`` (a row per submission, a column per task, the total and its notes)."""
     from minishare.exercises import grade, sandbox
     from minishare.files import atomic_write
     if not os.path.isdir(submissions):
@@ -80,18 +88,21 @@ def batch(root, submissions, out, only, jobs):
                    if os.path.isdir(os.path.join(submissions, n)) and not n.startswith("."))
     exercises = grade.select(catalog.load(root), only)
     markers = [t.marker for e in exercises for t in e.tasks]
-    with sandbox.Sandbox(deny=[root]) as box:
+    with sandbox.Sandbox(deny=[root], allow_root=allow_root) as box:
+        print(box.note, file=sys.stderr)
         refs = grade.reference_data(root, [grade.load_suite(root, e) for e in exercises], box, jobs)
         table = []
         for name in names:
-            rows, _, _ = grade.grade(root, os.path.join(submissions, name),
-                                     os.path.join(out, name, "results.json"), only, jobs, box, refs)
+            rows, _, notes = grade.grade(root, os.path.join(submissions, name),
+                                         os.path.join(out, name, "results.json"), only, jobs, box, refs)
             scores = {m: sum(r["score"] for r in rows if r["task"] == m) for m in markers}
-            table.append([name] + [f"{scores[m]:g}" for m in markers] + [f"{sum(scores.values()):g}"])
-            print(f"{name}: {sum(scores.values()):g}")
+            total = f"{sum(scores.values()):g}"
+            mine = [n for n in notes if n != box.note]     # the box's note is the batch's, printed once
+            table.append([name] + [f"{scores[m]:g}" for m in markers] + [total, "; ".join(mine)])
+            print(f"{name}: {total}")
     with atomic_write(os.path.join(out, "scores.csv"), newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["submission"] + markers + ["total"])
+        writer.writerow(["submission"] + markers + ["total", "notes"])
         writer.writerows(table)
     print(f"wrote {os.path.join(out, 'scores.csv')} ({len(names)} submissions)")
     return 0

@@ -3,9 +3,10 @@
 Gradescope unpacks the zip into ``/autograder/source``; at its top level it holds:
 
 * ``setup.sh``: run once, as root, when the image is built: a virtual environment from the
-  image's ``python3`` with NumPy and pytest, the library installed from the zip (its package
-  only: no ``exercises/`` comes with it), an unprivileged user ``student`` for submissions, and
-  the teacher's files made readable by root alone.
+  image's ``python3`` with ``requirements-grading.txt`` (NumPy and pytest, nothing the course
+  alone needs), the library installed from the zip (its package only: no ``exercises/`` comes
+  with it), an unprivileged user ``student`` for submissions, and the teacher's files made
+  readable by root alone.
 * ``run_autograder``: run as root for each submission (``/autograder/submission``): grades it
   with the submission's code as ``student`` and writes ``/autograder/results/results.json``.
 * ``exercises/``: the teacher's tree (solutions and hidden cases; mutants stay home) and
@@ -31,8 +32,8 @@ if ! /usr/bin/python3 -c "import venv, ensurepip" 2>/dev/null; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv >/dev/null
 fi
 /usr/bin/python3 -m venv "$ROOT/venv"
-"$ROOT/venv/bin/pip" install --quiet "numpy>=1.24" "pytest>=7.0"
-"$ROOT/venv/bin/pip" install --quiet --no-deps "$ROOT/source"
+"$ROOT/venv/bin/pip" install --quiet -r "$ROOT/source/minishare/exercises/requirements-grading.txt"
+"$ROOT/venv/bin/pip" install --quiet --no-deps "$ROOT/source"   # its dependencies are the line above
 id student >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin student
 chmod -R go-rwx "$ROOT/source"            # the solutions and hidden cases: root's alone
 """
@@ -43,8 +44,9 @@ set -uo pipefail
 ROOT="${AUTOGRADER_ROOT:-/autograder}"
 mkdir -p "$ROOT/results"
 cd /
+# the teacher's notes (stderr) join the log that results.json's stdout_visibility keeps from students
 MINISHARE_GRADER_USER=student "$ROOT/venv/bin/python" -m minishare.exercises \\
-    --source "$ROOT/source/exercises" grade "$ROOT/submission" --json "$ROOT/results/results.json" {only}
+    --source "$ROOT/source/exercises" grade "$ROOT/submission" --json "$ROOT/results/results.json" {only} 2>&1
 """
 
 
