@@ -124,44 +124,61 @@ def _(out, ref):
 
 
 ### BEGIN HIDDEN TESTS
+def random_head(rng, V, E, H, batch):
+    """Every parameter of a TiedHead (table V × E, hidden size H) and an input h of shape
+    ``batch`` + (H,), drawn by the grader: the arrays ``head_numpy`` takes."""
+    return {"h": rng.standard_normal((*batch, H)), "D": rng.standard_normal((E, H)), "d": rng.standard_normal(E),
+            "g": rng.standard_normal(E), "W": rng.standard_normal((V, E)), "c": rng.standard_normal(V)}
+
+
+def set_head(head, arrays):
+    """Give the head's parameters the grader's values (``random_head``)."""
+    for p, name in ((head.dense.weight, "D"), (head.dense.bias, "d"), (head.gain, "g"), (head.weight, "W"),
+                    (head.bias, "c")):
+        p.data = arrays[name]
+
+
 @case("ex07_task1")
-def test_head_values_with_every_parameter_random(tying):
-    """Random dense, gain and bias, a table of 11 × 5 and a batch of 2 × 4 × 7: the transform
-    before the tied scores (dense, gelu, RMSNorm over E) in the right order, and every term."""
-    rng = np.random.default_rng(9)
+def test_head_values_with_every_parameter_random(tying, given):
+    """Random dense, gain, bias and table (11 × 5), a batch of 2 × 4 × 7: the transform before the
+    tied scores (dense, gelu, RMSNorm over E) in the right order, and every term."""
     head = tying.TiedHead(Embedding(11, 5).double(), 7).double()
-    for p in (head.dense.weight, head.dense.bias, head.gain, head.weight, head.bias):
-        p.data = rng.standard_normal(p.shape)
-    h = 2 * rng.standard_normal((2, 4, 7))
-    return {"h": h, "logits": head(minishare.tensor(h)).numpy(), **head_arrays(head)}
+    set_head(head, given)
+    return head(minishare.tensor(given["h"])).numpy()
+
+
+@test_head_values_with_every_parameter_random.given
+def _(rng):
+    return random_head(rng, V=11, E=5, H=7, batch=(2, 4))
 
 
 @test_head_values_with_every_parameter_random.judge
-def _(out, ref):
-    expected = head_numpy(out["h"], out["D"], out["d"], out["g"], out["W"], out["c"])
-    np.testing.assert_allclose(out["logits"], expected, rtol=1e-9, atol=1e-10)
+def _(out, ref, given):
+    np.testing.assert_allclose(out, head_numpy(**given), rtol=1e-9, atol=1e-10)
 
 
 @case("ex07_task1")
-def test_head_gradients_against_finite_differences(tying):
+def test_head_gradients_against_finite_differences(tying, given):
     """d(Σ v · logits) with respect to h, the gain and the shared table, against central
     differences of the NumPy head."""
-    rng = np.random.default_rng(10)
     head = tying.TiedHead(Embedding(5, 3).double(), 4).double()
-    for p in (head.dense.weight, head.dense.bias, head.gain, head.bias):
-        p.data = rng.standard_normal(p.shape)
-    h = minishare.tensor(rng.standard_normal((1, 2, 4)), requires_grad=True)
-    v = rng.standard_normal((1, 2, 5))
-    head(h).backward(v)
-    return {"h": h.numpy(), "v": v, "dh": h.grad, "dg": head.gain.grad, "dW": head.weight.grad, **head_arrays(head)}
+    set_head(head, given)
+    h = minishare.tensor(given["h"], requires_grad=True)
+    head(h).backward(given["v"])
+    return {"dh": h.grad, "dg": head.gain.grad, "dW": head.weight.grad}
+
+
+@test_head_gradients_against_finite_differences.given
+def _(rng):
+    return {**random_head(rng, V=5, E=3, H=4, batch=(1, 2)), "v": rng.standard_normal((1, 2, 5))}
 
 
 @test_head_gradients_against_finite_differences.judge
-def _(out, ref):
-    arrays = {name: out[name] for name in ("h", "D", "d", "g", "W", "c")}
+def _(out, ref, given):
+    arrays = {name: given[name] for name in ("h", "D", "d", "g", "W", "c")}
 
     def loss(**changed):
-        return float((out["v"] * head_numpy(**{**arrays, **changed})).sum())
+        return float((given["v"] * head_numpy(**{**arrays, **changed})).sum())
 
     for grad_name, name in (("dh", "h"), ("dg", "g"), ("dW", "W")):
         numeric = np.zeros_like(arrays[name])
@@ -170,7 +187,6 @@ def _(out, ref):
             plus[i] += 1e-6
             minus[i] -= 1e-6
             numeric[i] = (loss(**{name: plus}) - loss(**{name: minus})) / 2e-6
-        assert out[grad_name] is not None, f"{grad_name}: no gradient"
         np.testing.assert_allclose(out[grad_name], numeric, rtol=1e-6, atol=1e-7, err_msg=grad_name)
 
 

@@ -1,12 +1,20 @@
 """Cases of exercise 8: the papers' probabilities, hard constraints on every draw, and statistics
-over many draws from a fixed seed held to binomial bounds (five standard deviations: a right
-answer fails about once in a million seeds, a wrong distribution fails every time). The probes
-return the raw draws; the judges count them here."""
+over many draws from a seed held to binomial bounds (five standard deviations: a right answer
+fails about once in a million seeds, a wrong distribution fails every time). The hidden cases'
+seeds and random words are the grader's, drawn anew for every submission. The probes return the
+raw draws; the judges count them here."""
 import math
 
 import numpy as np
 
-from minishare.exercises.cases import case
+from minishare.exercises.cases import case, decode, encode
+
+
+def as_text(spans):
+    """One draw's spans as JSON text: how many spans a draw gives depends on how the submission
+    uses its rng, so it is the judge's business, not part of the structure the grader compares
+    with the reference's."""
+    return encode(spans)
 
 
 def within(count, n, p, sigmas=5):
@@ -86,13 +94,13 @@ MASKABLE_60[[0, 20, 21, 59]] = False                   # [CLS], a [SEP] pair, th
 def test_spans_respect_budget_and_boundaries(masking):
     """One-token words: exactly the budget, never [CLS] or [SEP], no overlap, 1 to 3 tokens."""
     rng = np.random.default_rng(0)
-    return [masking.select_spans(MASKABLE_60, rng) for _ in range(200)]
+    return [as_text(masking.select_spans(MASKABLE_60, rng)) for _ in range(200)]
 
 
 @test_spans_respect_budget_and_boundaries.judge
 def _(out, ref):
-    for spans in out:
-        check_spans(spans, MASKABLE_60, None, 0.15, 3, exact=True)
+    for text in out:
+        check_spans(decode(text), MASKABLE_60, None, 0.15, 3, exact=True)
 
 
 @case("ex08_task2")
@@ -100,13 +108,15 @@ def test_span_lengths_follow_p_n_where_nothing_cuts_them(masking):
     """On long sequences few spans are cut short, so lengths 2 and 3 appear at close to 3/11 and
     2/11 of the spans; a cut can only shorten, so length 1 is at least 6/11."""
     rng = np.random.default_rng(1)
-    return [[length for _, length in masking.select_spans(np.ones(2000, dtype=bool), rng)] for _ in range(60)]
+    return [as_text([length for _, length in masking.select_spans(np.ones(2000, dtype=bool), rng)])
+            for _ in range(60)]
 
 
 @test_span_lengths_follow_p_n_where_nothing_cuts_them.judge
 def _(out, ref):
-    lengths = [n for draw in out for n in draw]
-    assert all(sum(draw) == 300 for draw in out), [sum(draw) for draw in out][:5]
+    draws = [decode(text) for text in out]
+    lengths = [n for draw in draws for n in draw]
+    assert all(sum(draw) == 300 for draw in draws), [sum(draw) for draw in draws][:5]
     assert all(1 <= n <= 3 for n in lengths), sorted(set(lengths))
     length_bounds(np.bincount(lengths, minlength=4)[1:4], len(lengths))
 
@@ -122,13 +132,14 @@ def test_spans_are_whole_words(masking):
     """Words of one to three pieces: spans start and end at word boundaries, stay within the
     budget (5 tokens here) and leave no free word that would still fit."""
     rng = np.random.default_rng(2)
-    return [masking.select_spans(MASKABLE_20, rng, masked_lm_prob=0.3, word_start=WORDS_20) for _ in range(100)]
+    return [as_text(masking.select_spans(MASKABLE_20, rng, masked_lm_prob=0.3, word_start=WORDS_20))
+            for _ in range(100)]
 
 
 @test_spans_are_whole_words.judge
 def _(out, ref):
-    for spans in out:
-        check_spans(spans, MASKABLE_20, WORDS_20, 0.3, 3, exact=False)
+    for text in out:
+        check_spans(decode(text), MASKABLE_20, WORDS_20, 0.3, 3, exact=False)
 
 
 SPANS_OF_2 = [(3 * i, 2) for i in range(10000)]       # 20,000 selected tokens, a gap after each span
@@ -178,29 +189,45 @@ def _(out, ref):
         assert len(probabilities) == n
 
 
+def a_seed(rng):
+    """A seed for the submission's own rng, drawn by the grader."""
+    return int(rng.integers(2 ** 32))
+
+
 @case("ex08_task2")
-def test_same_seed_same_spans_and_at_least_one(masking):
+def test_same_seed_same_spans_and_at_least_one(masking, given):
     maskable = np.array([False, True, True, False])
-    return [masking.select_spans(maskable, np.random.default_rng(3)), masking.select_spans(maskable, np.random.default_rng(3)),
-            masking.select_spans(maskable, np.random.default_rng(4))]
+    first, other = given["seeds"]
+    return [as_text(masking.select_spans(maskable, np.random.default_rng(seed))) for seed in (first, first, other)]
+
+
+@test_same_seed_same_spans_and_at_least_one.given
+def _(rng):
+    return {"seeds": [a_seed(rng), a_seed(rng)]}
 
 
 @test_same_seed_same_spans_and_at_least_one.judge
 def _(out, ref):
     assert out[0] == out[1], out
-    assert sum(length for _, length in out[2]) == 1 and 1 <= out[2][0][0] <= 2, out[2]
+    spans = decode(out[2])
+    assert sum(length for _, length in spans) == 1 and 1 <= spans[0][0] <= 2, spans
 
 
 @case("ex08_task2")
-def test_unigram_masking_when_max_n_is_one(masking):
-    rng = np.random.default_rng(5)
-    return [masking.select_spans(np.ones(100, dtype=bool), rng, max_n=1) for _ in range(50)]
+def test_unigram_masking_when_max_n_is_one(masking, given):
+    rng = np.random.default_rng(given["seed"])
+    return [as_text(masking.select_spans(np.ones(100, dtype=bool), rng, max_n=1)) for _ in range(50)]
+
+
+@test_unigram_masking_when_max_n_is_one.given
+def _(rng):
+    return {"seed": a_seed(rng)}
 
 
 @test_unigram_masking_when_max_n_is_one.judge
 def _(out, ref):
-    for spans in out:
-        check_spans(spans, np.ones(100, dtype=bool), None, 0.15, 1, exact=True)
+    for text in out:
+        check_spans(decode(text), np.ones(100, dtype=bool), None, 0.15, 1, exact=True)
 
 
 def two_piece_words(T):
@@ -210,61 +237,69 @@ def two_piece_words(T):
 
 
 @case("ex08_task2")
-def test_span_lengths_in_words_follow_p_n(masking):
+def test_span_lengths_in_words_follow_p_n(masking, given):
     """Words of two pieces: the number of *words* per span follows p(n) where nothing cuts (n
     counts words, not tokens)."""
-    rng = np.random.default_rng(6)
-    return [masking.select_spans(np.ones(2000, dtype=bool), rng, word_start=two_piece_words(2000)) for _ in range(60)]
+    rng = np.random.default_rng(given["seed"])
+    return [as_text(masking.select_spans(np.ones(2000, dtype=bool), rng, word_start=two_piece_words(2000)))
+            for _ in range(60)]
+
+
+@test_span_lengths_in_words_follow_p_n.given
+def _(rng):
+    return {"seed": a_seed(rng)}
 
 
 @test_span_lengths_in_words_follow_p_n.judge
 def _(out, ref):
-    counts = [n for spans in out
-              for n in check_spans(spans, np.ones(2000, dtype=bool), two_piece_words(2000), 0.15, 3, exact=True)]
+    counts = [n for text in out
+              for n in check_spans(decode(text), np.ones(2000, dtype=bool), two_piece_words(2000), 0.15, 3, exact=True)]
     # a budget of 150 two-piece words cuts more spans than one of 300 tokens: about 88% of the
     # 3-word spans survive (measured over 30 seeds: 83% to 94%)
     length_bounds(np.bincount(counts, minlength=4)[1:4], len(counts), kept=0.7)
 
 
-def mixed_words(seed, T=200):
-    """Words of 1 to 4 pieces, [SEP]s at random: what a real tokenizer gives."""
-    rng = np.random.default_rng(seed)
-    maskable = rng.random(T) > 0.08
-    word_start = rng.random(T) < 0.45
-    return maskable, word_start
-
-
 @case("ex08_task2")
-def test_mixed_words_keep_every_constraint(masking):
+def test_mixed_words_keep_every_constraint(masking, given):
     """Words of several sizes and segments of several lengths, many draws: whole words, never past
     the budget, no free word left that would fit, at most max_n words, for max_n = 3 and 5."""
-    rng = np.random.default_rng(7)
-    out = []
-    for seed in range(40):
-        maskable, word_start = mixed_words(seed)
-        for max_n in (3, 5):
-            out.append([seed, max_n, masking.select_spans(maskable, rng, max_n=max_n, word_start=word_start)])
-    return out
+    rng = np.random.default_rng(given["seed"])
+    return [as_text(masking.select_spans(words["maskable"], rng, max_n=max_n, word_start=words["word_start"]))
+            for words in given["sequences"] for max_n in (3, 5)]
+
+
+@test_mixed_words_keep_every_constraint.given
+def _(rng):
+    """40 sequences of 200 tokens, words of 1 to 4 pieces, [SEP]s at random: what a real
+    tokenizer gives."""
+    return {"seed": a_seed(rng),
+            "sequences": [{"maskable": rng.random(200) > 0.08, "word_start": rng.random(200) < 0.45}
+                          for _ in range(40)]}
 
 
 @test_mixed_words_keep_every_constraint.judge
-def _(out, ref):
-    for seed, max_n, spans in out:
-        maskable, word_start = mixed_words(seed)
-        check_spans(spans, maskable, word_start, 0.15, max_n, exact=False)
+def _(out, ref, given):
+    asked = [(words, max_n) for words in given["sequences"] for max_n in (3, 5)]
+    for text, (words, max_n) in zip(out, asked):
+        check_spans(decode(text), words["maskable"], words["word_start"], 0.15, max_n, exact=False)
 
 
 @case("ex08_task3")
-def test_random_tokens_are_uniform_independent_ordinary_tokens(masking):
+def test_random_tokens_are_uniform_independent_ordinary_tokens(masking, given):
     """Spans of 4 tokens, all 7, ordinary tokens 5..11: the random spans draw each token on its
     own (all four equal in about 1 span of 400), uniformly over the ordinary tokens; the input
     is not modified."""
-    rng = np.random.default_rng(8)
+    rng = np.random.default_rng(given["seed"])
     ids = np.full(40000, 7)
     original = ids.copy()
     spans = [(4 * i, 4) for i in range(10000)]
     out, labels = masking.corrupt(ids, spans, rng, vocab_size=12, mask_id=3, n_special=5)
     return {"input untouched": bool((ids == original).all()), "out": np.asarray(out), "labels": np.asarray(labels)}
+
+
+@test_random_tokens_are_uniform_independent_ordinary_tokens.given
+def _(rng):
+    return {"seed": a_seed(rng)}
 
 
 @test_random_tokens_are_uniform_independent_ordinary_tokens.judge
@@ -285,32 +320,36 @@ def _(out, ref):
 
 
 @case("ex08_task3")
-def test_spans_of_one_token_and_uneven_lengths(masking):
+def test_spans_of_one_token_and_uneven_lengths(masking, given):
     """Spans of lengths 1 to 5 at random places: the 80/10/10 split is over spans, whatever their
     length (a span is one decision)."""
-    rng = np.random.default_rng(9)
-    ids = rng.integers(5, 1000, size=60000)
+    out, labels = masking.corrupt(given["ids"], given["spans"], np.random.default_rng(given["seed"]),
+                                  vocab_size=1000, mask_id=4, n_special=5)
+    return {"out": np.asarray(out), "labels": np.asarray(labels)}
+
+
+@test_spans_of_one_token_and_uneven_lengths.given
+def _(rng):
     spans, start = [], 0
     while start < 59990:
         length = int(rng.integers(1, 6))
         spans.append((start, length))
         start += length + int(rng.integers(1, 3))
-    out, labels = masking.corrupt(ids, spans, rng, vocab_size=1000, mask_id=4, n_special=5)
-    return {"ids": ids, "spans": spans, "out": np.asarray(out), "labels": np.asarray(labels)}
+    return {"seed": a_seed(rng), "ids": rng.integers(5, 1000, size=60000), "spans": spans}
 
 
 @test_spans_of_one_token_and_uneven_lengths.judge
-def _(out, ref):
-    ids, corrupted, labels = out["ids"], out["out"], out["labels"]
+def _(out, ref, given):
+    ids, spans, corrupted, labels = given["ids"], given["spans"], out["out"], out["labels"]
     kinds = {"mask": 0, "random": 0, "kept": 0}
     inside = np.zeros(len(ids), dtype=bool)
-    for start, length in map(tuple, out["spans"]):
+    for start, length in spans:
         span = slice(start, start + length)
         inside[span] = True
         masked = corrupted[span] == 4
         assert masked.all() or not masked.any(), f"span {(start, length)} is masked in part"
         kinds["mask" if masked.all() else "random" if (corrupted[span] != ids[span]).any() else "kept"] += 1
-    n = len(out["spans"])
+    n = len(spans)
     assert within(kinds["mask"], n, 0.8) and within(kinds["random"] + kinds["kept"], n, 0.2), kinds
     assert within(kinds["random"], n, 0.1, sigmas=6), kinds
     assert (labels[inside] == ids[inside]).all() and (labels[~inside] == -100).all()

@@ -3,20 +3,22 @@ in its document) and whose sentences start with a capital token and end with a p
 cues a leak would use). Cue-only rules must score at chance: within five binomial standard
 deviations of 50%.
 
+The corpus is drawn on the grader's side (``given``; a hidden case's anew for every submission).
 Each probe calls ``sop`` (the student's module) and returns the pairs, or the surface of each pair
-(its first and last tokens, lengths and label); the judges rebuild the corpus and compute every
-accuracy here, in NumPy, never with the submission's own ``cue_accuracy`` alone."""
+(its first and last tokens, lengths and label); the judges compute every accuracy here, in NumPy,
+never with the submission's own ``cue_accuracy`` alone."""
 import math
 
 import numpy as np
 
-from minishare.exercises.cases import case
+from minishare.exercises.cases import case, decode, encode
 
 PERIOD, CAPITALS = 1, range(10, 60)
 
 
-def corpus(seed, n_documents=400):
-    rng, counter, documents = np.random.default_rng(seed), 1000, []
+def corpus(rng, n_documents):
+    """Documents of 2 to 9 sentences, each a capital, 2 to 17 words used nowhere else, a period."""
+    counter, documents = 1000, []
     for _ in range(n_documents):
         document = []
         for _ in range(int(rng.integers(2, 10))):
@@ -46,6 +48,13 @@ CUES = {
     "second starts a sentence": lambda f, s: s[0] in CAPITALS,
     "first is longer": lambda f, s: len(f) > len(s),
 }
+
+
+def as_text(pair):
+    """A pair as JSON text: which segment comes first, and so the lengths of the two lists, depends
+    on how the submission uses its rng, so it is the judge's business, not part of the structure
+    the grader compares with the reference's."""
+    return encode(pair)
 
 
 def surface(pairs):
@@ -86,24 +95,29 @@ def _(out, ref):
 
 
 @case("ex09_task2")
-def test_pairs_are_consecutive_segments_in_or_against_order(sop):
-    return sop.sop_pairs(corpus(1, 150), np.random.default_rng(2), max_num_tokens=40)
+def test_pairs_are_consecutive_segments_in_or_against_order(sop, given):
+    return [as_text(pair) for pair in sop.sop_pairs(given["documents"], np.random.default_rng(2), max_num_tokens=40)]
+
+
+@test_pairs_are_consecutive_segments_in_or_against_order.given
+def _(rng):
+    return {"documents": corpus(rng, 150)}
 
 
 @test_pairs_are_consecutive_segments_in_or_against_order.judge
-def _(out, ref):
-    documents = corpus(1, 150)
+def _(out, ref, given):
+    documents, pairs = given["documents"], [decode(text) for text in out]
     stream = [t for d in documents for s in d for t in s]
     position = {t: i for i, t in enumerate(stream) if t >= 1000}
-    assert len(out) == sum(len(d) - 1 for d in documents), len(out)     # one per sentence boundary
-    for first, second, label in out:
+    assert len(pairs) == sum(len(d) - 1 for d in documents), len(pairs)     # one per sentence boundary
+    for first, second, label in pairs:
         assert first and second and len(first) <= 20 and len(second) <= 20, (first, second)
         f, s = locate(first, stream, position), locate(second, stream, position)
         if label == 0:
             assert f + len(first) <= s, "label 0 must keep the text's order"
         else:
             assert label == 1 and s + len(second) <= f, "label 1 must be the swapped pair"
-    labels = [label for _, _, label in out]
+    labels = [label for _, _, label in pairs]
     assert chance(max(np.mean(labels), 1 - np.mean(labels)), len(labels)), np.mean(labels)
 
 
@@ -121,13 +135,18 @@ def _(out, ref):
 
 
 @case("ex09_task3")
-def test_no_cue_gives_the_label_away(sop):
+def test_no_cue_gives_the_label_away(sop, given):
     # half budget 12 < most sentences: nearly every segment is cut, so a cut that depends on the
     # segment's role would show (cutting A at its front and B at its back scores 72% here)
     two = sop.cue_accuracy([([1], [2, 2], 0), ([1, 1], [2], 1)], CUES["first is longer"])   # 1.0
-    pairs = sop.sop_pairs(corpus(3, 800), np.random.default_rng(4), max_num_tokens=24)
+    pairs = sop.sop_pairs(given["documents"], np.random.default_rng(4), max_num_tokens=24)
     return {"two": two, "surface": surface(pairs),
             "accuracy": {name: sop.cue_accuracy(pairs, cue) for name, cue in CUES.items()}}
+
+
+@test_no_cue_gives_the_label_away.given
+def _(rng):
+    return {"documents": corpus(rng, 800)}
 
 
 @test_no_cue_gives_the_label_away.judge
@@ -158,12 +177,22 @@ def _(out, ref):
     assert out["cut"] == 4 and out["long after"] == list(range(10)), "the input must not be modified"
 
 
+def a_seed(rng):
+    """A seed for the submission's own rng, drawn by the grader."""
+    return int(rng.integers(2 ** 32))
+
+
 @case("ex09_task1")
-def test_each_cut_is_a_fair_coin(sop):
+def test_each_cut_is_a_fair_coin(sop, given):
     """30 tokens cut to 18: the front loses Binomial(12, 1/2) tokens (mean 6, variance 3), not a
     uniform number of them, and not always the same end."""
-    rng = np.random.default_rng(11)
+    rng = np.random.default_rng(given["seed"])
     return [sop.truncate_segment(list(range(30)), 18, rng)[0] for _ in range(3000)]
+
+
+@test_each_cut_is_a_fair_coin.given
+def _(rng):
+    return {"seed": a_seed(rng)}
 
 
 @test_each_cut_is_a_fair_coin.judge
@@ -175,13 +204,18 @@ def _(out, ref):
 
 
 @case("ex09_task2")
-def test_documents_of_one_sentence_give_no_pair_and_seed_repeats_and_mirror(sop):
-    documents = corpus(7, 30)
+def test_documents_of_one_sentence_give_no_pair_and_seed_repeats_and_mirror(sop, given):
     # three sentences of 5 tokens, half budget 10: A and B take two sentences each where they exist
     a1, b1, c1 = [10, 1001, 1002, 1003, 1], [11, 1004, 1005, 1006, 1], [12, 1007, 1008, 1009, 1]
+    twice = [sop.sop_pairs(given["documents"], np.random.default_rng(given["seed"]), 25) for _ in range(2)]
     return {"single": sop.sop_pairs([[[10, 1000, 1]]], np.random.default_rng(6), 40),
-            "twice": [sop.sop_pairs(documents, np.random.default_rng(8), 25) for _ in range(2)],
-            "mirror": sop.sop_pairs([[a1, b1, c1]], np.random.default_rng(9), 20)}
+            "twice": [[as_text(pair) for pair in pairs] for pairs in twice],
+            "mirror": [as_text(pair) for pair in sop.sop_pairs([[a1, b1, c1]], np.random.default_rng(9), 20)]}
+
+
+@test_documents_of_one_sentence_give_no_pair_and_seed_repeats_and_mirror.given
+def _(rng):
+    return {"documents": corpus(rng, 30), "seed": a_seed(rng)}
 
 
 @test_documents_of_one_sentence_give_no_pair_and_seed_repeats_and_mirror.judge
@@ -189,14 +223,19 @@ def _(out, ref):
     assert out["single"] == [], out["single"]
     assert out["twice"][0] == out["twice"][1], "the same seed must give the same pairs"
     a1, b1, c1 = [10, 1001, 1002, 1003, 1], [11, 1004, 1005, 1006, 1], [12, 1007, 1008, 1009, 1]
-    in_order = sorted([p[1], p[0]] if p[2] else [p[0], p[1]] for p in out["mirror"])
+    in_order = sorted([p[1], p[0]] if p[2] else [p[0], p[1]] for p in map(decode, out["mirror"]))
     assert in_order == sorted([[a1, b1 + c1], [a1 + b1, c1]]), in_order
 
 
 @case("ex09_task2")
-def test_pairs_leak_no_cue(sop):
+def test_pairs_leak_no_cue(sop, given):
     """The pairs themselves, judged here: no boundary or length cue may predict the order."""
-    return surface(sop.sop_pairs(corpus(12, 800), np.random.default_rng(13), max_num_tokens=24))
+    return surface(sop.sop_pairs(given["documents"], np.random.default_rng(given["seed"]), max_num_tokens=24))
+
+
+@test_pairs_leak_no_cue.given
+def _(rng):
+    return {"documents": corpus(rng, 800), "seed": a_seed(rng)}
 
 
 @test_pairs_leak_no_cue.judge
@@ -207,9 +246,14 @@ def _(out, ref):
 
 
 @case("ex09_task3")
-def test_no_combination_of_boundary_cues_predicts_the_label(sop):
+def test_no_combination_of_boundary_cues_predicts_the_label(sop, given):
     """A lookup table over the four boundary cues, fitted on half of the pairs, scored on the other."""
-    return surface(sop.sop_pairs(corpus(9, 800), np.random.default_rng(10), max_num_tokens=16))
+    return surface(sop.sop_pairs(given["documents"], np.random.default_rng(given["seed"]), max_num_tokens=16))
+
+
+@test_no_combination_of_boundary_cues_predicts_the_label.given
+def _(rng):
+    return {"documents": corpus(rng, 800), "seed": a_seed(rng)}
 
 
 @test_no_combination_of_boundary_cues_predicts_the_label.judge
@@ -227,22 +271,26 @@ def _(out, ref):
 
 
 @case("ex09_task3")
-def test_cue_accuracy_on_random_pairs_and_cues(sop):
+def test_cue_accuracy_on_random_pairs_and_cues(sop, given):
     """Random pairs, random labels and cues that do lean on the label: the accuracy of the better
     of the rule and its opposite, over every pair."""
-    rng = np.random.default_rng(14)
-    pairs = [([int(t) for t in rng.integers(0, 9, int(rng.integers(1, 6)))],
-              [int(t) for t in rng.integers(0, 9, int(rng.integers(1, 6)))], int(rng.integers(2)))
-             for _ in range(401)]
+    pairs = given["pairs"]
     cues = [lambda f, s: f[0] > 4, lambda f, s: len(f) + len(s) > 5, lambda f, s: s[-1] % 3 == 0]
-    return {"surface": surface(pairs), "accuracy": [sop.cue_accuracy(pairs, cue) for cue in cues],
+    return {"accuracy": [sop.cue_accuracy(pairs, cue) for cue in cues],
             "leaning": sop.cue_accuracy([(f, s, label) for f, s, label in pairs if f[0] > 4 or label],
                                         lambda f, s: f[0] > 4)}
 
 
+@test_cue_accuracy_on_random_pairs_and_cues.given
+def _(rng):
+    def segment():
+        return rng.integers(0, 9, int(rng.integers(1, 6))).tolist()
+    return {"pairs": [[segment(), segment(), int(rng.integers(2))] for _ in range(401)]}
+
+
 @test_cue_accuracy_on_random_pairs_and_cues.judge
-def _(out, ref):
-    rows = out["surface"]
+def _(out, ref, given):
+    rows = surface(given["pairs"])
     expected = [best_of_rule(rows[:, 0] > 4, rows[:, 6]), best_of_rule(rows[:, 4] + rows[:, 5] > 5, rows[:, 6]),
                 best_of_rule(rows[:, 3] % 3 == 0, rows[:, 6])]
     kept = (rows[:, 0] > 4) | (rows[:, 6] == 1)

@@ -2,7 +2,8 @@
 factors, padding that must not count, and a model whose layers are made to do nothing.
 
 Each probe calls ``layerwise`` (the student's module) and returns its arrays and floats; the judges
-compare with the known angles, or with ``reference_transitions`` below, written here in NumPy."""
+compare with the known angles, or with ``reference_transitions`` below, written here in NumPy, on
+the random states the grader drew (a hidden case's anew for every submission)."""
 import math
 
 import numpy as np
@@ -112,39 +113,52 @@ def _(out, ref):
 
 
 ### BEGIN HIDDEN TESTS
+def a_seed(rng):
+    """A seed for minishare's initialization, drawn by the grader."""
+    return int(rng.integers(2 ** 32))
+
+
 @case("ex10_task1")
-def test_same_direction_is_zero_degrees(layerwise):
-    h = np.random.default_rng(0).standard_normal((2, 3, 5))
-    return {"same": layerwise.token_transitions(h, h)[1], "scaled": layerwise.token_transitions(h, 2.5 * h),
-            "h": h}
+def test_same_direction_is_zero_degrees(layerwise, given):
+    h = given["h"]
+    return {"same": layerwise.token_transitions(h, h)[1], "scaled": layerwise.token_transitions(h, 2.5 * h)}
+
+
+@test_same_direction_is_zero_degrees.given
+def _(rng):
+    return {"h": rng.standard_normal((2, 3, 5))}
 
 
 @test_same_direction_is_zero_degrees.judge
-def _(out, ref):
+def _(out, ref, given):
     assert (out["same"] == 0).all(), out["same"]                     # a layer that changes nothing
     d, a = out["scaled"]
     assert (a < 1e-6).all(), a
-    np.testing.assert_allclose(d, 1.5 * np.linalg.norm(out["h"], axis=-1), rtol=1e-12)
+    np.testing.assert_allclose(d, 1.5 * np.linalg.norm(given["h"], axis=-1), rtol=1e-12)
 
 
 @case("ex10_task1")
-def test_float32_states_and_every_angle(layerwise):
+def test_float32_states_and_every_angle(layerwise, given):
     """float32 states (as a model on a GPU gives them), H = 16, angles from 1e-5 rad to nearly π:
     the angle between the vectors as stored, computed in float64."""
-    rng = np.random.default_rng(1)
+    distance, angle = layerwise.token_transitions(given["h_in"], given["h_out"])
+    return {"distance": distance, "angle": angle}
+
+
+@test_float32_states_and_every_angle.given
+def _(rng):
     h_in = rng.standard_normal((3, 4, 16)).astype(np.float32)
     step = rng.standard_normal((3, 4, 16)) * np.logspace(-5, 0.5, 12).reshape(3, 4, 1)
     h_out = (h_in + step).astype(np.float32)
     h_out[2, 3] = -h_in[2, 3] + np.float32(1e-5) * rng.standard_normal(16).astype(np.float32)   # nearly opposite
-    distance, angle = layerwise.token_transitions(h_in, h_out)
-    return {"h_in": h_in, "h_out": h_out, "distance": distance, "angle": angle}
+    return {"h_in": h_in, "h_out": h_out}
 
 
 @test_float32_states_and_every_angle.judge
-def _(out, ref):
+def _(out, ref, given):
     assert out["distance"].dtype == np.float64 and out["angle"].dtype == np.float64, \
         (out["distance"].dtype, out["angle"].dtype)
-    distance, angle = reference_transitions(out["h_in"], out["h_out"])
+    distance, angle = reference_transitions(given["h_in"], given["h_out"])
     np.testing.assert_allclose(out["distance"], distance, rtol=1e-9)
     np.testing.assert_allclose(out["angle"], angle, rtol=1e-6)
     np.testing.assert_allclose(180.0 - out["angle"][2, 3], 180.0 - angle[2, 3], rtol=1e-6)
@@ -164,27 +178,29 @@ def _(out, ref):
     np.testing.assert_allclose(out["l2"], [math.sqrt(2) / 2, 0.0], atol=1e-12)
 
 
-def padded_states(seed):
+def padded_states(rng):
     """Four states (B = 3, T = 4, H = 6) and a mask with 4, 1 and 2 real tokens."""
-    rng = np.random.default_rng(seed)
     states = [rng.standard_normal((3, 4, 6))]
     for _ in range(3):
         states.append(states[-1] + rng.standard_normal((3, 4, 6)) * rng.uniform(0.1, 2.0, (3, 4, 1)))
-    return states, np.array([[1, 1, 1, 1], [1, 0, 0, 0], [1, 1, 0, 0]])
+    return {"states": states, "mask": np.array([[1, 1, 1, 1], [1, 0, 0, 0], [1, 1, 0, 0]])}
 
 
 @case("ex10_task2")
-def test_every_real_token_weighs_the_same(layerwise):
+def test_every_real_token_weighs_the_same(layerwise, given):
     """Examples of different lengths: a mean over the examples' means, or one that counts the
     padding, gives other numbers."""
-    states, mask = padded_states(2)
-    return layerwise.layer_transitions(states, attention_mask=mask)
+    return layerwise.layer_transitions(given["states"], attention_mask=given["mask"])
+
+
+@test_every_real_token_weighs_the_same.given
+def _(rng):
+    return padded_states(rng)
 
 
 @test_every_real_token_weighs_the_same.judge
-def _(out, ref):
-    states, mask = padded_states(2)
-    keep = mask.astype(bool)
+def _(out, ref, given):
+    states, keep = given["states"], given["mask"].astype(bool)
     for l in range(3):
         distance, angle = reference_transitions(states[l], states[l + 1])
         assert close(out["l2"][l], distance[keep].mean(), 1e-9), (l, out["l2"][l], distance[keep].mean())
@@ -192,9 +208,13 @@ def _(out, ref):
 
 
 @case("ex10_task2")
-def test_no_real_token_is_refused(layerwise):
-    states, _ = padded_states(3)
-    return raises(ValueError, layerwise.layer_transitions, states, np.zeros((3, 4), dtype=np.int64))
+def test_no_real_token_is_refused(layerwise, given):
+    return raises(ValueError, layerwise.layer_transitions, given["states"], np.zeros((3, 4), dtype=np.int64))
+
+
+@test_no_real_token_is_refused.given
+def _(rng):
+    return padded_states(rng)
 
 
 class Spy(AlbertModel):
@@ -229,14 +249,20 @@ def _(out, ref):
 
 
 @case("ex10_task3", rtol=1e-6, atol=1e-9)
-def test_padding_is_masked_in_the_model_too(layerwise):
+def test_padding_is_masked_in_the_model_too(layerwise, given):
     """Padding positions hold other ids: the model must be given the mask, or they leak into the
-    real tokens' states through attention (compared with the reference solution)."""
-    minishare.manual_seed(4)
+    real tokens' states through attention (compared with the reference solution on the same
+    model)."""
+    minishare.manual_seed(given["seed"])
     model = AlbertModel(small_config(num_hidden_layers=2))
     ids = np.array([[1, 2, 3, 4, 5], [6, 7, 8, 9, 10]])
     mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])
     return layerwise.model_transitions(model, ids, attention_mask=mask)
+
+
+@test_padding_is_masked_in_the_model_too.given
+def _(rng):
+    return {"seed": a_seed(rng)}
 
 
 @case("ex10_task3")

@@ -3,7 +3,9 @@ keep state as one tensor; Adam's steps are worked out in NumPy here (``adam_by_h
 hand.
 
 Each probe calls ``optimizer`` (the student's module) and returns the parameters' values and
-gradients as arrays; the judges compare them with the NumPy computations of this file."""
+gradients as arrays; the judges compare them with the NumPy computations of this file. Random
+gradients and orders are the grader's (``given``), a hidden case's drawn anew for every
+submission."""
 import math
 
 import numpy as np
@@ -92,21 +94,27 @@ def _(out, ref):
 
 ### BEGIN HIDDEN TESTS
 @case("ex11_task1")
-def test_distinct_keeps_first_appearance_not_creation_order(optimizer):
+def test_distinct_keeps_first_appearance_not_creation_order(optimizer, given):
     """Twenty tensors listed in an order unlike the order they were made in, with repeats, and
     given as a generator (as ``model.parameters()`` is)."""
     made = [Parameter(np.full(2, float(i % 3))) for i in range(20)]
     named = {str(i): p for i, p in enumerate(made)}
-    order = np.random.default_rng(0).permutation(20).tolist()
+    order = given["order"]
     listed = [made[i] for i in order] + [made[i] for i in order[::-2]] + [made[order[3]]]
-    return {"order": [str(i) for i in order], "from a list": names_of(optimizer.distinct(listed), named),
+    return {"from a list": names_of(optimizer.distinct(listed), named),
             "from a generator": names_of(optimizer.distinct(p for p in listed), named)}
 
 
+@test_distinct_keeps_first_appearance_not_creation_order.given
+def _(rng):
+    return {"order": rng.permutation(20).tolist()}
+
+
 @test_distinct_keeps_first_appearance_not_creation_order.judge
-def _(out, ref):
-    assert out["from a list"] == out["order"], out["from a list"]
-    assert out["from a generator"] == out["order"], out["from a generator"]
+def _(out, ref, given):
+    order = [str(i) for i in given["order"]]
+    assert out["from a list"] == order, out["from a list"]
+    assert out["from a generator"] == order, out["from a generator"]
 
 
 @case("ex11_task2")
@@ -127,36 +135,36 @@ def _(out, ref):
     assert out["step"] == 2, out["step"]
 
 
-GRADS = {                      # per step, the gradient of each tensor (None: no gradient this step)
-    "p": [np.array([1.0, -2.0]), np.array([0.5, 0.5]), np.array([-3.0, 1.0]), np.array([2.0, 2.0])],
-    "q": [None, None, np.array([4.0, -1.0]), np.array([1.0, 1.0])],      # starts late
-    "r": [np.array([0.2, 0.1]), None, np.array([-0.2, 0.3]), None],        # now and then
-}
-
-
 @case("ex11_task2")
-def test_tensors_that_start_late_or_skip_steps_count_their_own(optimizer):
+def test_tensors_that_start_late_or_skip_steps_count_their_own(optimizer, given):
     """A tensor's t counts the steps at which it had a gradient: one counter for the optimizer
     would give q, which first gets a gradient at step 3, the bias correction of step 3."""
-    start = {"p": np.array([0.1, 0.2]), "q": np.array([-0.3, 0.4]), "r": np.array([0.5, -0.6])}
-    params = {name: Parameter(value.copy()) for name, value in start.items()}
+    params = {name: Parameter(value.copy()) for name, value in given["start"].items()}
     p, q, r = params["p"], params["q"], params["r"]
     adam = optimizer.Adam([p, q, p, r, q], lr=0.05, betas=(0.9, 0.99), eps=1e-8)
     values = {name: [] for name in params}
     for step in range(4):
         for name, tensor in params.items():
-            g = GRADS[name][step]
+            g = given["grads"][name][step]
             tensor.grad = None if g is None else g.copy()
         adam.step()
         for name, tensor in params.items():
             values[name].append(tensor.data.copy())
-    return {"start": start, "values": values, "steps": {n: adam.state[id(t)]["step"] for n, t in params.items()}}
+    return {"values": values, "steps": {n: adam.state[id(t)]["step"] for n, t in params.items()}}
+
+
+@test_tensors_that_start_late_or_skip_steps_count_their_own.given
+def _(rng):
+    steps = {"p": [1, 1, 1, 1], "q": [0, 0, 1, 1], "r": [1, 0, 1, 0]}   # q starts late, r skips steps
+    return {"start": {name: rng.standard_normal(2) for name in steps},
+            "grads": {name: [rng.standard_normal(2) if has else None for has in has_grad]   # None: no gradient
+                      for name, has_grad in steps.items()}}
 
 
 @test_tensors_that_start_late_or_skip_steps_count_their_own.judge
-def _(out, ref):
-    for name, grads in GRADS.items():
-        expected = adam_by_hand(out["start"][name], grads, 0.05, (0.9, 0.99), 1e-8)
+def _(out, ref, given):
+    for name, grads in given["grads"].items():
+        expected = adam_by_hand(given["start"][name], grads, 0.05, (0.9, 0.99), 1e-8)
         np.testing.assert_allclose(np.array(out["values"][name]), np.array(expected), rtol=1e-12,
                                    err_msg=f"tensor {name}")
     assert out["steps"] == {"p": 4, "q": 2, "r": 2}, out["steps"]
@@ -195,28 +203,32 @@ class Tied(minishare.nn.Module):
 
 
 @case("ex11_task2")
-def test_a_tied_table_moves_once_per_step(optimizer):
+def test_a_tied_table_moves_once_per_step(optimizer, given):
     """The table is listed under both of its names (``remove_duplicate=False``): three steps must
     follow Adam on one tensor with the summed gradient."""
     model = Tied()
     naive = [p for _, p in model.named_parameters(remove_duplicate=False)]
     table0, bias0 = model.embedding.weight.data.copy(), model.output.bias.data.copy()
-    rng = np.random.default_rng(3)
-    grads = [(rng.standard_normal((5, 3)), rng.standard_normal(5)) for _ in range(3)]
     adam = optimizer.Adam(naive, lr=0.02)
-    for g_table, g_bias in grads:
+    for g_table, g_bias in zip(given["table grads"], given["bias grads"]):
         model.embedding.weight.grad, model.output.bias.grad = g_table.copy(), g_bias.copy()
         adam.step()
-    return {"listed": len(naive), "table0": table0, "bias0": bias0, "grads": grads,
+    return {"listed": len(naive), "table0": table0, "bias0": bias0,
             "table": model.embedding.weight.data, "bias": model.output.bias.data,
             "still tied": model.output.weight is model.embedding.weight}
 
 
+@test_a_tied_table_moves_once_per_step.given
+def _(rng):
+    return {"table grads": [rng.standard_normal((5, 3)) for _ in range(3)],
+            "bias grads": [rng.standard_normal(5) for _ in range(3)]}
+
+
 @test_a_tied_table_moves_once_per_step.judge
-def _(out, ref):
+def _(out, ref, given):
     assert out["listed"] == 3 and out["still tied"], out["listed"]
-    tables = adam_by_hand(out["table0"], [g for g, _ in out["grads"]], 0.02, (0.9, 0.999), 1e-8)
-    biases = adam_by_hand(out["bias0"], [g for _, g in out["grads"]], 0.02, (0.9, 0.999), 1e-8)
+    tables = adam_by_hand(out["table0"], given["table grads"], 0.02, (0.9, 0.999), 1e-8)
+    biases = adam_by_hand(out["bias0"], given["bias grads"], 0.02, (0.9, 0.999), 1e-8)
     np.testing.assert_allclose(out["table"], tables[-1], rtol=1e-12)
     np.testing.assert_allclose(out["bias"], biases[-1], rtol=1e-12)
 
@@ -261,22 +273,27 @@ def _(out, ref):
 
 
 @case("ex11_task3")
-def test_clipping_a_tied_table_with_a_tensor_without_grad(optimizer):
+def test_clipping_a_tied_table_with_a_tensor_without_grad(optimizer, given):
     """The tied table listed twice, a bias without a gradient, a random gradient: the norm of
     the distinct gradients, and the table's gradient scaled once."""
     model = Tied()
     naive = [p for _, p in model.named_parameters(remove_duplicate=False)]
-    g = np.random.default_rng(4).standard_normal((5, 3))
-    model.embedding.weight.grad = g.copy()
+    model.embedding.weight.grad = given["g"].copy()
     model.output.bias.grad = None
     norm = optimizer.clip_grad_norm_(naive, max_norm=0.5)
-    return {"g": g, "norm": norm, "grad": model.embedding.weight.grad, "bias grad is None": model.output.bias.grad is None}
+    return {"norm": norm, "grad": model.embedding.weight.grad, "bias grad is None": model.output.bias.grad is None}
+
+
+@test_clipping_a_tied_table_with_a_tensor_without_grad.given
+def _(rng):
+    return {"g": rng.standard_normal((5, 3))}
 
 
 @test_clipping_a_tied_table_with_a_tensor_without_grad.judge
-def _(out, ref):
-    total = float(np.sqrt((out["g"] ** 2).sum()))
+def _(out, ref, given):
+    g = given["g"]
+    total = float(np.sqrt((g ** 2).sum()))
     assert isinstance(out["norm"], float) and math.isclose(out["norm"], total, rel_tol=1e-12), (out["norm"], total)
-    np.testing.assert_allclose(out["grad"], out["g"] * (0.5 / total), rtol=1e-12)
+    np.testing.assert_allclose(out["grad"], g * (0.5 / total), rtol=1e-12)
     assert out["bias grad is None"]
 ### END HIDDEN TESTS
