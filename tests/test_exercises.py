@@ -272,9 +272,11 @@ def test_batch_writes_a_csv_and_a_results_json_each(tmp_path, capsys):
     for name, body in (("ada", "return 2 * x"), ("bob", "return 0")):
         submit(tmp_path / name, "toy.py", f"def double(x):\n    {body}\n\ndef square(x):\n    return x * x\n")
         shutil.move(str(tmp_path / name / "sub"), str(tmp_path / "all" / name))
-    assert main(["--source", str(root), "batch", str(tmp_path / "all"), "--out", str(tmp_path / "grades")]) == 0
+    assert main(["--source", str(root), "batch", str(tmp_path / "all"), "--out", str(tmp_path / "grades"),
+                 "--allow-root"]) == 0
     lines = (tmp_path / "grades" / "scores.csv").read_text().splitlines()
-    assert lines == ["submission,ex01_task1,ex01_task2,total", "ada,2,4,6", "bob,0,4,4"]
+    missing = "ex01_toy/answer.txt: not in the submission"
+    assert lines == ["submission,ex01_task1,ex01_task2,total,notes", f"ada,2,4,6,{missing}", f"bob,0,4,4,{missing}"]
     assert json.loads((tmp_path / "grades" / "bob" / "results.json").read_text())["score"] == 4
 
 

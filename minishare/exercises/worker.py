@@ -33,6 +33,7 @@ could rebind. Each refusal is sent to the grader at once, and the grader decides
 Only the standard library, NumPy and the library are imported here.
 """
 import _thread
+import builtins
 import functools
 import importlib
 import importlib.util
@@ -115,8 +116,8 @@ def _sender(fd):
     that bytes the submission wrote to the pipe without one cannot swallow it."""
     write = os.write
 
-    def send(record):
-        write(fd, b"\n" + json.dumps(record).encode("utf-8") + b"\n")
+    def send(record, raw=None):
+        write(fd, b"\n" + (raw if raw is not None else json.dumps(record)).encode("utf-8") + b"\n")
     return send
 
 
@@ -201,6 +202,7 @@ def _roots(spec):
     code = (real(spec["submission"]), real(spec["library"])) + \
         tuple(real(p) for p in sys.path if _is_interpreter_path(p))
     return {"submission": real(spec["submission"]) + os.sep,
+            "helpers": os.path.join(real(spec["library"]), "minishare", "exercises", "cases.py"),
             "stdlib": tuple(real(paths[k]) for k in ("stdlib", "platstdlib")),
             "site": tuple(real(paths[k]) for k in ("purelib", "platlib")),   # NumPy's own code is not stdlib
             "write": write, "code": code,
@@ -212,25 +214,34 @@ def _roots(spec):
 def _guards(roots, forbidden, send, current):
     """(audit hook, tripwire factory, frame_of): closures over what they decide with, captured
     now. Nothing they use is looked up later in a module a submission could change."""
-    getframe, get_ident, realpath, fsdecode = sys._getframe, _thread.get_ident, os.path.realpath, os.fsdecode
+    getframe, get_ident, fsdecode, path_like = sys._getframe, _thread.get_ident, os.fsdecode, os.PathLike
+    any, isinstance, str, bytes, getattr = builtins.any, builtins.isinstance, builtins.str, builtins.bytes, builtins.getattr
+    PermissionError, ImportError, Forbidden = builtins.PermissionError, builtins.ImportError, ForbiddenUse
+    spawn, refused, introspection, frame_attributes = SPAWN, REFUSED_PREFIXES, INTROSPECTION, FRAME_ATTRIBUTES
+    file_writes, file_reads = WRITES, READS
     submission, deny, write_roots = roots["submission"], roots["deny"], roots["write"]
     read_roots, code_roots = roots["read"], roots["code"]
-    library = tuple(r + os.sep for r in roots["stdlib"] + roots["site"])
-    site = tuple(r + os.sep for r in roots["site"])
+    # frames that only pass a call on: the interpreter's, NumPy's, and the case helpers (``raises``)
+    passing = tuple(r + "/" for r in roots["stdlib"] + roots["site"]) + (roots["helpers"],)
+    site = tuple(r + "/" for r in roots["site"])      # (inside the standard library's folder)
+    stdlib = tuple(r + "/" for r in roots["stdlib"])
     forbidden = tuple(forbidden)
     writes = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
     busy = set()                                      # threads inside the hook (its own events pass)
     wrapper = functools.lru_cache(maxsize=0)          # a C callable: no closure, no code to read
+    send_breach = _breach_sender(send)
+    real = _resolver()
 
     def under(path, places):
-        return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in places)
+        return any(path == r or path.startswith(r.rstrip("/") + "/") for r in places)
 
-    def frame_of(depth):
-        """The first frame above ``depth`` outside the standard library, site-packages and
-        frozen or generated code: who is really asking."""
+    def frame_of(depth, skip=passing):
+        """The first frame above ``depth`` outside ``skip`` (the standard library, site-packages)
+        and frozen or generated code: who is really asking."""
         frame = getframe(depth + 1)
-        while frame is not None and (frame.f_code.co_filename.startswith("<")
-                                     or frame.f_code.co_filename.startswith(library)):
+        while frame is not None and (frame.f_code.co_filename.startswith("<") or (
+                frame.f_code.co_filename.startswith(skip)
+                and (skip is passing or not frame.f_code.co_filename.startswith(site)))):
             frame = frame.f_back
         return frame
 
@@ -244,14 +255,14 @@ def _guards(roots, forbidden, send, current):
         return submission_file(depth + 1) is not None
 
     def refuse(what, error=PermissionError, message=None):
-        send({"breach": f"{what} refused"})
+        send_breach(f"{what} refused")
         raise error(message or f"the grader does not let a submission use {what}")
 
     def check(path, allowed, verb):
         """A refused file costs nothing by itself (the import system tries to write .pyc files):
         the submission just cannot have it."""
-        path = realpath(path)
-        if under(path, deny) or not under(path, allowed):
+        path = real(path)
+        if path is None or under(path, deny) or not under(path, allowed):
             raise PermissionError(f"the grader does not let a submission {verb} {path}")
 
     def check_code(filename, source=None):
@@ -259,21 +270,21 @@ def _guards(roots, forbidden, send, current):
         compiled source must be that file's content (not a string read from elsewhere)."""
         if isinstance(filename, str) and filename.startswith("<frozen ") and source is None:
             return
-        real = realpath(filename) if isinstance(filename, str) else None
-        if real is None or not under(real, code_roots) or under(real, deny):
+        path = real(filename) if isinstance(filename, str) else None
+        if path is None or not under(path, code_roots) or under(path, deny):
             raise PermissionError(f"the grader does not let a submission compile or run code from {filename!r}")
         if source is not None:
-            with open(real, "rb") as f:
+            with open(path, "rb") as f:
                 content = f.read()
             if (source.encode("utf-8") if isinstance(source, str) else source) != content:
                 raise PermissionError(f"the grader does not let a submission compile a string as {filename!r}")
 
     def decide(event, args):
-        if event in SPAWN or event.startswith(REFUSED_PREFIXES):
+        if event in spawn or event.startswith(refused):
             refuse(event)
         if event.startswith("marshal.load") and not getframe(2).f_code.co_filename.startswith("<frozen importlib"):
             refuse(event)                             # (the import system reads .pyc files with it)
-        if event in INTROSPECTION or (event == "object.__getattr__" and args[1] in FRAME_ATTRIBUTES):
+        if event in introspection or (event == "object.__getattr__" and args[1] in frame_attributes):
             if by_submission(2):
                 refuse(event if event != "object.__getattr__" else f"the attribute {args[1]}")
         elif event == "open":
@@ -285,13 +296,13 @@ def _guards(roots, forbidden, send, current):
                 check(path, write_roots, "write")
             else:
                 check(path, read_roots, "read")
-        elif event in WRITES:
+        elif event in file_writes:
             for path in args:
-                if isinstance(path, (str, bytes, os.PathLike)):
+                if isinstance(path, (str, bytes, path_like)):
                     check(fsdecode(path), write_roots, "write")
-        elif event in READS and args and isinstance(args[0], (str, bytes, os.PathLike)):
+        elif event in file_reads and args and isinstance(args[0], (str, bytes, path_like)):
             check(fsdecode(args[0]), read_roots, "read")
-        elif event in ("compile", "exec") and (frame_of(2) is None or by_submission(2)):
+        elif event in ("compile", "exec") and compiled_for_submission():
             if event == "compile":
                 check_code(args[1], args[0] if isinstance(args[0], (str, bytes)) else b"<not source>")
             else:
@@ -300,6 +311,13 @@ def _guards(roots, forbidden, send, current):
             name = args[0]
             if any(name == m or name.startswith(m + ".") for m in forbidden) and imported_by_submission():
                 refuse(f"import of {name}", ImportError, f"{name} may not be imported in this exercise")
+
+    def compiled_for_submission():
+        """Whether the submission compiles or runs code, itself or through ``timeit`` and the
+        like; not NumPy (``np.load`` parses a header) nor the library (``dataclasses`` compiles
+        the methods of its configs)."""
+        frame = frame_of(3, stdlib)
+        return frame is None or frame.f_code.co_filename.startswith(submission)
 
     def imported_by_submission():
         """Whether the import under way is written in a file of the submission (the library may
@@ -323,8 +341,8 @@ def _guards(roots, forbidden, send, current):
         def guarded(*args, **kwargs):
             caller = submission_file(1) if not tasks or current[0] in tasks else None
             if caller is not None:
-                send({"breach": f"{dotted} called ({caller})"})
-                raise ForbiddenUse(f"{dotted} may not be used in this exercise")
+                send_breach(f"{dotted} called ({caller})")
+                raise Forbidden(f"{dotted} may not be used in this exercise")
             return function(*args, **kwargs)
         opaque = wrapper(guarded)
         del opaque.__wrapped__
@@ -333,6 +351,42 @@ def _guards(roots, forbidden, send, current):
         return opaque
 
     return audit, tripwire, frame_of
+
+
+def _breach_sender(send):
+    """``send_breach(text)``: the grader hears of a refusal through a line written here, by hand,
+    so that no change to the ``json`` module can drop or alter it."""
+    def send_breach(text):
+        quoted = "".join(c if " " <= c < "\x7f" and c not in '"\\' else f"\\u{ord(c):04x}" for c in text[:300])
+        send(None, raw='{"breach": "' + quoted + '"}')
+    return send_breach
+
+
+def _resolver():
+    """``real(path)``: the path the kernel opens for ``path`` (symbolic links followed), read back
+    from /proc/self/fd with the interpreter's own ``posix`` functions, which no module
+    attribute a submission rebinds can change; None when it cannot be told. A file yet to be
+    created is its folder's path and its name."""
+    import posix
+    open_path, read_link, close = posix.open, posix.readlink, posix.close
+    flags = posix.O_PATH | posix.O_CLOEXEC
+
+    def real(path):
+        try:
+            fd = open_path(path, flags)
+        except OSError:
+            head, _, name = path.rpartition("/")
+            if name in ("", ".", "..") or "\0" in path:
+                return None
+            folder = real(head or ("/" if path.startswith("/") else "."))
+            return None if folder is None else folder.rstrip("/") + "/" + name
+        try:
+            return read_link(f"/proc/self/fd/{fd}")
+        except OSError:
+            return None
+        finally:
+            close(fd)
+    return real
 
 
 def _lock_signal_handlers(frame_of, submission):
