@@ -3,8 +3,9 @@ Tensor2Tensor's layout, the encoder against a NumPy reimplementation of its one 
 ``steps`` times (and its gradients against finite differences of that reimplementation), and ACT
 on hand-worked halting sequences.
 
-Each probe calls ``universal`` (the student's module) and returns arrays and numbers; the judges,
-run by the grader, check them against what this file computes itself."""
+Each probe calls ``universal`` (the student's module), on inputs the grader draws (``given``) in the
+random cases, and returns arrays and numbers; the judges, run by the grader, check them against
+what this file computes itself."""
 import math
 
 import numpy as np
@@ -193,39 +194,47 @@ def _(out, ref):
 
 
 @case("ex13_task2")
-def test_padding_mask_reaches_the_attention(universal):
-    ut = perturbed_encoder(universal, 8, 4, 12, steps=2, seed=5)
-    x = np.random.default_rng(6).standard_normal((2, 5, 8))
-    mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], dtype=bool)[:, None, None, :]    # (B, 1, 1, T)
-    return {"count": minishare.count_parameters(ut), "parameters": named_arrays(ut), "x": x, "mask": mask,
+def test_padding_mask_reaches_the_attention(universal, given):
+    ut = perturbed_encoder(universal, 8, 4, 12, steps=2, seed=given["seed"])
+    return {"count": minishare.count_parameters(ut), "parameters": named_arrays(ut),
             "signals": [np.asarray(universal.timestep_signal(t, 5, 8), dtype=float) for t in range(2)],
-            "out": ut(minishare.tensor(x), mask=mask).numpy()}
+            "out": ut(minishare.tensor(given["x"]), mask=given["mask"]).numpy()}
+
+
+@test_padding_mask_reaches_the_attention.given
+def _(rng):
+    lengths = np.array([[rng.integers(1, 5)], [5]])                  # the first sequence is padded
+    return {"seed": int(rng.integers(2 ** 31)), "x": rng.standard_normal((2, 5, 8)),
+            "mask": (np.arange(5) < lengths)[:, None, None, :]}     # (B, 1, 1, T)
 
 
 @test_padding_mask_reaches_the_attention.judge
-def _(out, ref):
+def _(out, ref, given):
     assert_one_layer(out, 8, 12)
-    expected = universal_numpy(out["parameters"], out["x"], out["signals"], heads=4, mask=out["mask"])
+    expected = universal_numpy(out["parameters"], given["x"], out["signals"], heads=4, mask=given["mask"])
     np.testing.assert_allclose(out["out"], expected, rtol=1e-9, atol=1e-10)
 
 
 @case("ex13_task2")
-def test_shared_gradient_is_the_sum_over_steps(universal):
+def test_shared_gradient_is_the_sum_over_steps(universal, given):
     """The one layer's gradient collects every step's use: against finite differences of the
     NumPy encoder, where moving a parameter moves it at every step."""
-    ut = perturbed_encoder(universal, 4, 2, 8, steps=3, seed=2)
-    x = np.random.default_rng(3).standard_normal((1, 3, 4))
-    v = np.random.default_rng(4).standard_normal((1, 3, 4))
-    ut(minishare.tensor(x)).backward(minishare.tensor(v))
-    return {"parameters": named_arrays(ut), "x": x, "v": v,
+    ut = perturbed_encoder(universal, 4, 2, 8, steps=3, seed=given["seed"])
+    ut(minishare.tensor(given["x"])).backward(minishare.tensor(given["v"]))
+    return {"parameters": named_arrays(ut),
             "signals": [np.asarray(universal.timestep_signal(t, 3, 4), dtype=float) for t in range(3)],
             "grads": {name: (None if p.grad is None else np.asarray(p.grad, dtype=float))
                       for name, p in ut.named_parameters()}}
 
 
+@test_shared_gradient_is_the_sum_over_steps.given
+def _(rng):
+    return {"seed": int(rng.integers(2 ** 31)), "x": rng.standard_normal((1, 3, 4)), "v": rng.standard_normal((1, 3, 4))}
+
+
 @test_shared_gradient_is_the_sum_over_steps.judge
-def _(out, ref):
-    P, x, v, signals = out["parameters"], out["x"], out["v"], out["signals"]
+def _(out, ref, given):
+    P, x, v, signals = out["parameters"], given["x"], given["v"], out["signals"]
     entries = [("ffn.sublayer.ffn.weight", (0, 0)), ("ffn.sublayer.ffn.weight", (5, 3)),
                ("ffn.sublayer.ffn_output.bias", (1,)), ("attention.sublayer.query.weight", (1, 2)),
                ("attention.sublayer.value.weight", (3, 0)), ("attention.LayerNorm.weight", (2,)),
@@ -285,15 +294,18 @@ def act_reference(h, epsilon):
 
 
 @case("ex13_task3")
-def test_act_on_random_halting_sequences(universal):
-    rng = np.random.default_rng(7)
-    sequences = [[float(v) for v in rng.uniform(0.01, 0.7, size=int(rng.integers(1, 9)))] for _ in range(200)]
-    return {"h": sequences, "out": [list(universal.act_halting(h, epsilon=0.05)) for h in sequences]}
+def test_act_on_random_halting_sequences(universal, given):
+    return [list(universal.act_halting(h, epsilon=0.05)) for h in given]
+
+
+@test_act_on_random_halting_sequences.given
+def _(rng):
+    return [rng.uniform(0.01, 0.7, size=int(rng.integers(1, 9))).tolist() for _ in range(200)]
 
 
 @test_act_on_random_halting_sequences.judge
-def _(out, ref):
-    for h, (n, r, weights) in zip(out["h"], out["out"]):
+def _(out, ref, given):
+    for h, (n, r, weights) in zip(given, out):
         en, er, ew = act_reference(np.array(h), 0.05)
         assert n == en and math.isclose(r, er, abs_tol=1e-9), (h, (n, r), (en, er))
         weights = np.asarray(weights, dtype=float)
