@@ -2,8 +2,9 @@
 intervals and verdicts on a hand-worked pair of designs, exact sign-flip p-values counted here
 with integers, and Holm's procedure against its adjusted p-values.
 
-Each probe calls ``stats`` (the student's module) and returns numbers and strings; the judges,
-run by the grader, check them against what this file computes itself."""
+Each probe calls ``stats`` (the student's module), on inputs the grader draws (``given``) in the
+random cases, and returns numbers and strings; the judges, run by the grader, check them against
+what this file computes itself (the printed table's values stay with them)."""
 import math
 from fractions import Fraction
 
@@ -143,21 +144,25 @@ def _(out, ref):
 
 ### BEGIN HIDDEN TESTS
 @case("ex15_task1")
-def test_t_quantiles_closed_forms_and_tables(stats):
-    rng = np.random.default_rng(0)
-    closed = [(float(p), df) for df in (1, 2, 4) for p in rng.uniform(0.51, 0.999, size=6)]
-    closed += [(1 - p, df) for p, df in closed[:6]]                  # below the median: −t
-    return {"closed": [[p, df, stats.t_quantile(p, df)] for p, df in closed],
-            "table": [[p, df, stats.t_quantile(p, df)] for p, df in T_TABLE],
+def test_t_quantiles_closed_forms_and_tables(stats, given):
+    return {"closed": [stats.t_quantile(p, df) for p, df in given["closed"]],
+            "table": [stats.t_quantile(p, df) for p, df in given["table"]],
             "median": stats.t_quantile(0.5, 7), "many df": stats.t_quantile(0.975, 1000)}
 
 
+@test_t_quantiles_closed_forms_and_tables.given
+def _(rng):
+    closed = [[float(p), df] for df in (1, 2, 4) for p in rng.uniform(0.51, 0.999, size=6)]
+    closed += [[1 - p, df] for p, df in closed[:6]]                  # below the median: −t
+    return {"closed": closed, "table": [list(key) for key in T_TABLE]}    # the table's values stay here
+
+
 @test_t_quantiles_closed_forms_and_tables.judge
-def _(out, ref):
-    for p, df, got in out["closed"]:
+def _(out, ref, given):
+    for (p, df), got in zip(given["closed"], out["closed"]):
         want = t_closed_form(p, df)
         assert math.isclose(got, want, rel_tol=1e-8, abs_tol=1e-9), f"t({p}, {df}): {got!r}, closed form {want!r}"
-    for p, df, got in out["table"]:
+    for (p, df), got in zip(given["table"], out["table"]):
         assert math.isclose(got, T_TABLE[(p, df)], abs_tol=5e-7), f"t({p}, {df}): {got!r}, table {T_TABLE[(p, df)]}"
     assert abs(out["median"]) <= 1e-9, out["median"]
     # df = 1000: between the normal's 1.959964 and t(0.975, 100) = 1.983972; tables give 1.962339
@@ -176,26 +181,29 @@ def _(out, ref):
 
 
 @case("ex15_task1")
-def test_paired_intervals_on_random_seeds(stats):
-    rng = np.random.default_rng(1)
-    cases = []
+def test_paired_intervals_on_random_seeds(stats, given):
+    return [stats.paired_difference(a, b) for a, b in given]
+
+
+@test_paired_intervals_on_random_seeds.given
+def _(rng):
+    pairs = []
     for n in (2, 3, 5, 10, 31, 41):
         b = rng.normal(2.0, 0.1, size=n)                             # the seed moves both designs
-        a = b + rng.normal(0.03, 0.02, size=n)
-        cases.append({"a": a, "b": b, "out": stats.paired_difference(list(a), list(b))})
-    return cases
+        pairs.append([(b + rng.normal(0.03, 0.02, size=n)).tolist(), b.tolist()])
+    return pairs
 
 
 @test_paired_intervals_on_random_seeds.judge
-def _(out, ref):
-    for c in out:
-        d = c["a"] - c["b"]
+def _(out, ref, given):
+    for got, (a, b) in zip(out, given):
+        d = np.array(a) - np.array(b)
         n = len(d)
         t = t_reference(0.975, n - 1)
         mean, std = d.mean(), d.std(ddof=1)
         half = t * std / math.sqrt(n)
         for key, want in (("mean", mean), ("std", std), ("low", mean - half), ("high", mean + half)):
-            assert math.isclose(c["out"][key], want, rel_tol=1e-6, abs_tol=1e-7), f"n = {n}, {key}: {c['out'][key]!r}, expected {want!r}"
+            assert math.isclose(got[key], want, rel_tol=1e-6, abs_tol=1e-7), f"n = {n}, {key}: {got[key]!r}, expected {want!r}"
 
 
 @case("ex15_task1")
@@ -229,36 +237,43 @@ def _(out, ref):
 
 
 @case("ex15_task2")
-def test_sign_flips_exact_for_up_to_16_pairs(stats):
-    rng = np.random.default_rng(2)
-    cases = []
-    for n in (1, 4, 9, 16):
-        b = rng.integers(100, 200, size=n).astype(float)
-        d = rng.integers(-3, 6, size=n)
-        cases.append({"d": d, "p": stats.permutation_test(list(b + d), list(b), seed=int(n))})
-    return cases
+def test_sign_flips_exact_for_up_to_16_pairs(stats, given):
+    return [stats.permutation_test(list(b + d), list(b), seed=len(d)) for b, d in given]
+
+
+def integer_pairs(rng, n, low, high):
+    """b (n seeds' values, whole numbers as floats) and integer differences d in [low, high)."""
+    return [rng.integers(100, 200, size=n).astype(float), rng.integers(low, high, size=n)]
+
+
+@test_sign_flips_exact_for_up_to_16_pairs.given
+def _(rng):
+    return [integer_pairs(rng, n, -3, 6) for n in (1, 4, 9, 16)]
 
 
 @test_sign_flips_exact_for_up_to_16_pairs.judge
-def _(out, ref):
-    for c in out:
-        want = exact_sign_flip_p([int(v) for v in c["d"]])
-        assert math.isclose(c["p"], float(want), abs_tol=1e-12), f"n = {len(c['d'])}: {c['p']!r}, exact {want}"
+def _(out, ref, given):
+    for p, (_, d) in zip(out, given):
+        want = exact_sign_flip_p([int(v) for v in d])
+        assert math.isclose(p, float(want), abs_tol=1e-12), f"n = {len(d)}: {p!r}, exact {want}"
 
 
 @case("ex15_task2")
-def test_sign_flips_sampled_beyond_16_pairs(stats):
-    rng = np.random.default_rng(3)
-    b = rng.integers(100, 200, size=20).astype(float)
-    d = rng.integers(-2, 4, size=20)
+def test_sign_flips_sampled_beyond_16_pairs(stats, given):
+    b, d = given
     a = list(b + d)
-    return {"d": d, "p": stats.permutation_test(a, list(b), seed=5), "again": stats.permutation_test(a, list(b), seed=5),
+    return {"p": stats.permutation_test(a, list(b), seed=5), "again": stats.permutation_test(a, list(b), seed=5),
             "extreme": stats.permutation_test(list(b + 1.0), list(b), seed=5, samples=2000)}
 
 
+@test_sign_flips_sampled_beyond_16_pairs.given
+def _(rng):
+    return integer_pairs(rng, 20, -2, 4)
+
+
 @test_sign_flips_sampled_beyond_16_pairs.judge
-def _(out, ref):
-    exact = float(exact_sign_flip_p([int(v) for v in out["d"]]))
+def _(out, ref, given):
+    exact = float(exact_sign_flip_p([int(v) for v in given[1]]))
     spread = 5 * math.sqrt(exact * (1 - exact) / 10_000) + 2 / 10_001
     assert abs(out["p"] - exact) <= spread, f"{out['p']!r} from 10,000 samples; the exact p is {exact:.5f}"
     assert out["p"] == out["again"], "the same seed must give the same p-value"
@@ -271,6 +286,7 @@ def test_verdicts_either_way_and_at_alpha(stats):
     return {"a lower": [stats.verdict(B, A, better="lower"), stats.verdict(B, A, better="higher")],
             "alpha 0.01": stats.verdict(A, B, better="lower", alpha=0.01),
             "no difference": stats.verdict([1.0, 2.0, 3.0], [1.1, 1.9, 3.05], better="higher"),
+            "identical runs": [stats.verdict(A, A, better="lower"), stats.verdict(A, A, better="higher")],
             "unknown": raises(ValueError, stats.verdict, A, B, better="smaller")}
 
 
@@ -280,6 +296,8 @@ def _(out, ref):
     # the 99% interval 0.08 ± 4.604095 · 0.02 = [−0.012, 0.172] holds 0
     assert out["alpha 0.01"] == "cannot tell", out["alpha 0.01"]
     assert out["no difference"] == "cannot tell", out["no difference"]
+    # d = 0 at every seed: the interval [0, 0] holds 0 (at both endpoints)
+    assert out["identical runs"] == ["cannot tell"] * 2, out["identical runs"]
     assert out["unknown"] is True, "better='smaller' must raise ValueError"
 
 
@@ -299,14 +317,17 @@ def _(out, ref):
 
 
 @case("ex15_task3")
-def test_holm_on_random_families(stats):
-    rng = np.random.default_rng(4)
-    families = [[float(p) for p in rng.uniform(0, 0.08, size=int(rng.integers(1, 9))) ** 1.5] for _ in range(300)]
-    return {"p": families, "rejected": [stats.holm(p, alpha=0.05) for p in families]}
+def test_holm_on_random_families(stats, given):
+    return [stats.holm(p, alpha=0.05) for p in given]
+
+
+@test_holm_on_random_families.given
+def _(rng):
+    return [(rng.uniform(0, 0.08, size=int(rng.integers(1, 9))) ** 1.5).tolist() for _ in range(300)]
 
 
 @test_holm_on_random_families.judge
-def _(out, ref):
-    for p, rejected in zip(out["p"], out["rejected"]):
+def _(out, ref, given):
+    for p, rejected in zip(given, out):
         assert rejected == holm_reference(p, 0.05), (p, rejected, holm_reference(p, 0.05))
 ### END HIDDEN TESTS
