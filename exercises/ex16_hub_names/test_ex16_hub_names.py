@@ -2,10 +2,10 @@
 ALBERT and BERT files are (transformers' modeling_albert.py and modeling_bert.py), with shapes
 small enough to read (V = 11, E = 3, H = 4, I = 6, P = 5, T = 2).
 
-Each probe builds its dict in the submission's process and returns what ``hub_names`` (the
-student's module) makes of it; each judge checks that against the construction (which names the
-case stored twice), hand-worked schedules and names, and transformers' group formula written out
-in the hidden cases."""
+Each probe returns what ``hub_names`` (the student's module) makes of names built here, of
+hand-made dicts, or of whole checkpoints the grader builds (``given``: which names it stored twice
+stays on its side); each judge checks that against the construction, hand-worked schedules and
+names, and transformers' group formula written out in the hidden cases."""
 import numpy as np
 
 from minishare.exercises.cases import case, raises
@@ -92,12 +92,11 @@ TIED = {"predictions.decoder.weight": "albert.embeddings.word_embeddings.weight"
         "cls.predictions.decoder.bias": "cls.predictions.bias"}
 
 
-def checkpoint(shapes, seed=0, dtype=np.float32, fresh_norms=False):
+def checkpoint(rng, shapes, dtype=np.float32, fresh_norms=False):
     """{name: array} as a file would give: random values (buffers: arange and zeros), and each
     tied copy a *separate* array equal to what it repeats (a file has no identity). With
     ``fresh_norms`` every LayerNorm gain is ones and every LayerNorm shift zeros (a model just
-    initialized)."""
-    rng = np.random.default_rng(seed)
+    initialized). The grader's side: which names are copies is task 2's answer."""
     tensors = {}
     for name, shape in shapes.items():
         if name.endswith("position_ids"):
@@ -173,10 +172,10 @@ def _(out, ref):
 
 
 @case("ex16_task1")
-def test_plan_for_every_g_and_k_of_names_in_any_order(hub_names):
+def test_plan_for_every_g_and_k_of_names_in_any_order(hub_names, given):
     """Every G ≤ N ≤ 20 with K = 1 or 2 (K = 3 up to N = 8), with the names shuffled (a file sorts them as strings: group 10
     before group 2) and the heads, projection and buffers among them."""
-    rng = np.random.default_rng(16)
+    rng = np.random.default_rng(given["shuffle seed"])
     out = {}
     for N in range(1, 21):
         for G in range(1, N + 1):
@@ -185,6 +184,11 @@ def test_plan_for_every_g_and_k_of_names_in_any_order(hub_names):
                 rng.shuffle(names)
                 out[f"{N} {G} {K}"] = hub_names.plan_from_names(names, N)
     return out
+
+
+@test_plan_for_every_g_and_k_of_names_in_any_order.given
+def _(rng):
+    return {"shuffle seed": int(rng.integers(2 ** 31))}     # the lists are too long to send
 
 
 @test_plan_for_every_g_and_k_of_names_in_any_order.judge
@@ -268,10 +272,14 @@ def _(out, ref):
 
 
 @case("ex16_task2")
-def test_tied_decoder_in_an_albert_file(hub_names):
+def test_tied_decoder_in_an_albert_file(hub_names, given):
     """An ALBERT file that stores the tied decoder again, as its own arrays."""
-    tensors = checkpoint(albert_shapes(G=1))
-    return {"pairs": hub_names.tied_pairs(tensors), "count": hub_names.unique_parameter_count(tensors)}
+    return {"pairs": hub_names.tied_pairs(given), "count": hub_names.unique_parameter_count(given)}
+
+
+@test_tied_decoder_in_an_albert_file.given
+def _(rng):
+    return checkpoint(rng, albert_shapes(G=1))
 
 
 @test_tied_decoder_in_an_albert_file.judge
@@ -364,34 +372,35 @@ CHECKPOINTS = {"albert G=3 K=2": dict(kind="albert", G=3, K=2), "albert, no deco
                "albert, fresh norms": dict(kind="albert", G=2, fresh=True)}
 
 
-def build(spec, seed):
+def build(rng, spec):
     spec = dict(spec)
     kind, fresh = spec.pop("kind"), spec.pop("fresh", False)
     shapes = albert_shapes(**spec) if kind == "albert" else bert_shapes(**spec)
-    return checkpoint(shapes, seed=seed, fresh_norms=fresh)
+    return checkpoint(rng, shapes, fresh_norms=fresh)
 
 
 @case("ex16_task2")
-def test_tied_pairs_and_count_of_whole_checkpoints(hub_names):
+def test_tied_pairs_and_count_of_whole_checkpoints(hub_names, given):
     """Whole ALBERT and BERT files, with and without the tied decoder; the "fresh" ones have every
     LayerNorm at its initial ones and zeros, equal by value (the file cannot tell them from ties)."""
-    out = {}
-    for i, (key, spec) in enumerate(CHECKPOINTS.items()):
-        tensors = build(spec, seed=i)
-        out[key] = {"pairs": hub_names.tied_pairs(tensors), "count": hub_names.unique_parameter_count(tensors)}
-    return out
+    return {key: {"pairs": hub_names.tied_pairs(tensors), "count": hub_names.unique_parameter_count(tensors)}
+            for key, tensors in given.items()}
+
+
+@test_tied_pairs_and_count_of_whole_checkpoints.given
+def _(rng):
+    return {key: build(rng, spec) for key, spec in CHECKPOINTS.items()}
 
 
 @test_tied_pairs_and_count_of_whole_checkpoints.judge
-def _(out, ref):
-    for i, (key, spec) in enumerate(CHECKPOINTS.items()):
-        tensors = build(spec, seed=i)
+def _(out, ref, given):
+    for key, tensors in given.items():
         tied, lookalikes = expected_pairs(tensors)
         assert pairs(out[key]["pairs"][0]) == tied, (key, "tied", out[key]["pairs"][0])
         assert pairs(out[key]["pairs"][1]) == lookalikes, (key, "lookalikes")
         count = sum(tensors[group[0]].size for group in value_groups(tensors))
         assert out[key]["count"] == count, (key, out[key]["count"], count)
-    assert out["bert"]["count"] == sum(x.size for x in build(CHECKPOINTS["bert"], 2).values()) \
+    assert out["bert"]["count"] == sum(x.size for x in given["bert"].values()) \
         - SIZES["V"] * SIZES["H"] - SIZES["V"], "BERT's tied decoder counts once"
 ### END HIDDEN TESTS
 
