@@ -3,8 +3,9 @@ against a NumPy version of its one Post-LN layer iterated with the input re-inje
 gradients (full, and truncated to the last k iterations) against finite differences of that
 version, where truncation means the state s_{r−k} is held fixed.
 
-Each probe calls ``loop`` (the student's module) and returns arrays and numbers; the judges, run by
-the grader, check them against what this file computes itself."""
+Each probe calls ``loop`` (the student's module), on inputs the grader draws (``given``) in the
+random cases, and returns arrays and numbers; the judges, run by the grader, check them against
+what this file computes itself."""
 import math
 
 import numpy as np
@@ -178,21 +179,29 @@ def _(out, ref):
     assert not refused, f"not refused with a ValueError: {refused}"
 
 
+def draws(rng, shape, *names):
+    """The grader's inputs: a seed for the block's parameters and one array of ``shape`` per name."""
+    return {"seed": int(rng.integers(2 ** 31)), **{name: rng.standard_normal(shape) for name in names}}
+
+
 @case("ex17_task2")
-def test_zero_iterations_and_other_shapes(loop):
-    block = perturbed_block(loop, 8, 4, 12, seed=4)
-    rng = np.random.default_rng(5)
-    x, s = rng.standard_normal((3, 5, 8)), rng.standard_normal((3, 5, 8))
-    return {"count": minishare.count_parameters(block), "parameters": named_arrays(block), "x": x, "s": s,
-            "zero": block.iterate(minishare.tensor(s), minishare.tensor(x), 0).numpy(),
-            "five": block.iterate(minishare.tensor(s), minishare.tensor(x), 5).numpy()}
+def test_zero_iterations_and_other_shapes(loop, given):
+    block = perturbed_block(loop, 8, 4, 12, seed=given["seed"])
+    x, s = minishare.tensor(given["x"]), minishare.tensor(given["s"])
+    return {"count": minishare.count_parameters(block), "parameters": named_arrays(block),
+            "zero": block.iterate(s, x, 0).numpy(), "five": block.iterate(s, x, 5).numpy()}
+
+
+@test_zero_iterations_and_other_shapes.given
+def _(rng):
+    return draws(rng, (3, 5, 8), "x", "s")
 
 
 @test_zero_iterations_and_other_shapes.judge
-def _(out, ref):
+def _(out, ref, given):
     assert_one_layer(out, 8, 12)
-    np.testing.assert_allclose(out["zero"], out["s"], atol=1e-12)
-    np.testing.assert_allclose(out["five"], iterate_numpy(out["parameters"], out["s"], out["x"], 5, heads=4),
+    np.testing.assert_allclose(out["zero"], given["s"], atol=1e-12)
+    np.testing.assert_allclose(out["five"], iterate_numpy(out["parameters"], given["s"], given["x"], 5, heads=4),
                                rtol=1e-9, atol=1e-10)
 
 
@@ -202,9 +211,10 @@ CHECKED = [("ffn.sublayer.ffn.weight", (0, 0)), ("ffn.sublayer.ffn.weight", (5, 
            ("ffn.LayerNorm.bias", (0,)), ("x", (0, 1, 2)), ("x", (0, 2, 0))]
 
 
-def assert_gradients(out, function):
+def assert_gradients(out, x0, function):
     """Every checked entry of the gradients against central differences of ``function(P, x)``
-    (a scalar), where the entry moves in P or in x."""
+    (a scalar) around the parameters ``out`` reports and the input ``x0``, where the entry moves
+    in P or in x."""
     h = 1e-6
     for name, index in CHECKED:
         got = out["grads"].get(name)
@@ -212,7 +222,7 @@ def assert_gradients(out, function):
         moved = []
         for sign in (1, -1):
             P = {k: a.copy() for k, a in out["parameters"].items()}
-            x = out["x"].copy()
+            x = x0.copy()
             (x if name == "x" else P[name])[index] += sign * h
             moved.append(function(P, x))
         numeric = (moved[0] - moved[1]) / (2 * h)
@@ -221,76 +231,88 @@ def assert_gradients(out, function):
 
 
 @case("ex17_task2")
-def test_full_gradient_is_the_sum_over_iterations(loop):
+def test_full_gradient_is_the_sum_over_iterations(loop, given):
     """The one layer's gradient collects every iteration's use, and x's every injection."""
-    block = perturbed_block(loop, 4, 2, 8, seed=6)
-    rng = np.random.default_rng(7)
-    x = minishare.tensor(rng.standard_normal((1, 3, 4)), requires_grad=True)
-    v = rng.standard_normal((1, 3, 4))
-    block.iterate(minishare.tensor(np.zeros((1, 3, 4))), x, 3).backward(minishare.tensor(v))
-    return {"parameters": named_arrays(block), "x": x.numpy(), "v": v, "grads": gradients(block, x)}
+    block = perturbed_block(loop, 4, 2, 8, seed=given["seed"])
+    x = minishare.tensor(given["x"], requires_grad=True)
+    block.iterate(minishare.tensor(np.zeros((1, 3, 4))), x, 3).backward(minishare.tensor(given["v"]))
+    return {"parameters": named_arrays(block), "grads": gradients(block, x)}
+
+
+@test_full_gradient_is_the_sum_over_iterations.given
+def _(rng):
+    return draws(rng, (1, 3, 4), "x", "v")
 
 
 @test_full_gradient_is_the_sum_over_iterations.judge
-def _(out, ref):
-    v = out["v"]
-    assert_gradients(out, lambda P, x: float((v * iterate_numpy(P, np.zeros_like(x), x, 3, heads=2)).sum()))
+def _(out, ref, given):
+    v = given["v"]
+    assert_gradients(out, given["x"], lambda P, x: float((v * iterate_numpy(P, np.zeros_like(x), x, 3, heads=2)).sum()))
 
 
 @case("ex17_task3")
-def test_truncated_gradient_holds_the_early_state_fixed(loop):
+def test_truncated_gradient_holds_the_early_state_fixed(loop, given):
     """r = 5, k = 2: against finite differences of the last 2 iterations run from s_3, a constant
     computed once (moving a parameter or x does not move it)."""
-    block = perturbed_block(loop, 4, 2, 8, seed=8)
-    rng = np.random.default_rng(9)
-    x = minishare.tensor(rng.standard_normal((1, 3, 4)), requires_grad=True)
-    v = rng.standard_normal((1, 3, 4))
-    block(x, 5, backprop_iterations=2).backward(minishare.tensor(v))
-    return {"parameters": named_arrays(block), "x": x.numpy(), "v": v, "grads": gradients(block, x)}
+    block = perturbed_block(loop, 4, 2, 8, seed=given["seed"])
+    x = minishare.tensor(given["x"], requires_grad=True)
+    block(x, 5, backprop_iterations=2).backward(minishare.tensor(given["v"]))
+    return {"parameters": named_arrays(block), "grads": gradients(block, x)}
+
+
+@test_truncated_gradient_holds_the_early_state_fixed.given
+def _(rng):
+    return draws(rng, (1, 3, 4), "x", "v")
 
 
 @test_truncated_gradient_holds_the_early_state_fixed.judge
-def _(out, ref):
-    v, P0, x0 = out["v"], out["parameters"], out["x"]
+def _(out, ref, given):
+    v, P0, x0 = given["v"], out["parameters"], given["x"]
     fixed = iterate_numpy(P0, np.zeros_like(x0), x0, 3, heads=2)           # s_3 at the unmoved values
-    assert_gradients(out, lambda P, x: float((v * iterate_numpy(P, fixed, x, 2, heads=2)).sum()))
+    assert_gradients(out, x0, lambda P, x: float((v * iterate_numpy(P, fixed, x, 2, heads=2)).sum()))
 
 
 @case("ex17_task3")
-def test_k_of_r_or_more_is_full_backpropagation(loop):
-    block = perturbed_block(loop, 4, 2, 8, seed=10)
-    rng = np.random.default_rng(11)
-    xs, v = rng.standard_normal((1, 3, 4)), rng.standard_normal((1, 3, 4))
-    out = {"parameters": named_arrays(block), "x": xs, "v": v}
+def test_k_of_r_or_more_is_full_backpropagation(loop, given):
+    block = perturbed_block(loop, 4, 2, 8, seed=given["seed"])
+    out = {"parameters": named_arrays(block)}
     for k in (3, 7, None):
         block.zero_grad()
-        x = minishare.tensor(xs, requires_grad=True)
-        block(x, 3, backprop_iterations=k).backward(minishare.tensor(v))
+        x = minishare.tensor(given["x"], requires_grad=True)
+        block(x, 3, backprop_iterations=k).backward(minishare.tensor(given["v"]))
         out[f"grads {k}"] = gradients(block, x)
     return out
 
 
+@test_k_of_r_or_more_is_full_backpropagation.given
+def _(rng):
+    return draws(rng, (1, 3, 4), "x", "v")
+
+
 @test_k_of_r_or_more_is_full_backpropagation.judge
-def _(out, ref):
-    v = out["v"]
+def _(out, ref, given):
+    v = given["v"]
     for k in ("3", "7", "None"):
-        assert_gradients({**out, "grads": out[f"grads {k}"]},
+        assert_gradients({**out, "grads": out[f"grads {k}"]}, given["x"],
                          lambda P, x: float((v * iterate_numpy(P, np.zeros_like(x), x, 3, heads=2)).sum()))
 
 
 @case("ex17_task3")
-def test_one_backpropagated_iteration_of_many(loop):
-    block = perturbed_block(loop, 4, 2, 8, seed=12)
-    rng = np.random.default_rng(13)
-    x = minishare.tensor(rng.standard_normal((2, 3, 4)), requires_grad=True)
-    v = rng.standard_normal((2, 3, 4))
-    block(x, 6, backprop_iterations=1).backward(minishare.tensor(v))
-    return {"parameters": named_arrays(block), "x": x.numpy(), "v": v, "grads": gradients(block, x)}
+def test_one_backpropagated_iteration_of_many(loop, given):
+    block = perturbed_block(loop, 4, 2, 8, seed=given["seed"])
+    x = minishare.tensor(given["x"], requires_grad=True)
+    block(x, 6, backprop_iterations=1).backward(minishare.tensor(given["v"]))
+    return {"parameters": named_arrays(block), "grads": gradients(block, x)}
+
+
+@test_one_backpropagated_iteration_of_many.given
+def _(rng):
+    return draws(rng, (2, 3, 4), "x", "v")
 
 
 @test_one_backpropagated_iteration_of_many.judge
-def _(out, ref):
-    v, P0, x0 = out["v"], out["parameters"], out["x"]
+def _(out, ref, given):
+    v, P0, x0 = given["v"], out["parameters"], given["x"]
     fixed = iterate_numpy(P0, np.zeros_like(x0), x0, 5, heads=2)
-    assert_gradients(out, lambda P, x: float((v * iterate_numpy(P, fixed, x, 1, heads=2)).sum()))
+    assert_gradients(out, x0, lambda P, x: float((v * iterate_numpy(P, fixed, x, 1, heads=2)).sum()))
 ### END HIDDEN TESTS
