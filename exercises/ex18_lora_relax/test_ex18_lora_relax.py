@@ -1,15 +1,14 @@
 """Cases of exercise 18: the relaxed layer against NumPy's x (W + B A)ᵀ + b and central
-differences of it (the grader computes those), the SVD initialization against the properties
-that define it (exact at full rank, Eckart–Young's error, the paper's B = U_r Σ_r), and the
-counts against hand computation."""
+differences of it (the grader computes those), with the memory its forward pass holds, the SVD
+initialization against the properties that define it (exact at full rank, Eckart–Young's error,
+the paper's B = U_r Σ_r), and the counts against hand computation. The grader draws the random
+inputs (``given``)."""
+import tracemalloc
+
 import numpy as np
 
 import minishare
 from minishare.exercises.cases import case, same
-
-
-def array(*shape, seed=0):
-    return np.random.default_rng(seed).standard_normal(shape)
 
 
 def leaf(a):
@@ -21,18 +20,18 @@ def np_lora(x, W, A, B, b):
     return x @ (W + B @ A).T + b
 
 
-def inputs(lead, n_in, n_out, r, seed):
-    return [array(*lead, n_in, seed=seed), array(n_out, n_in, seed=seed + 1), array(r, n_in, seed=seed + 2),
-            array(n_out, r, seed=seed + 3), array(n_out, seed=seed + 4)]
+def layer_inputs(rng, lead, n_in, n_out, r):
+    """The grader's draw: x, W, A, B, b of a layer and a cotangent v for its output."""
+    shapes = ((*lead, n_in), (n_out, n_in), (r, n_in), (n_out, r), (n_out,))
+    return {"arrays": [rng.standard_normal(shape) for shape in shapes], "v": rng.standard_normal((*lead, n_out))}
 
 
-def forward_and_gradients(lora, arrays, seed):
-    """Probe helper: y and the five gradients for a random cotangent."""
-    leaves = [leaf(a) for a in arrays]
+def forward_and_gradients(lora, given):
+    """Probe helper: y and the five gradients for the cotangent v."""
+    leaves = [leaf(a) for a in given["arrays"]]
     y = lora.LoRALinear.apply(*leaves)
-    v = array(*y.shape, seed=seed)
-    y.backward(v)
-    return {"y": y.numpy(), "v": v, "grads": [None if t.grad is None else np.asarray(t.grad) for t in leaves]}
+    y.backward(given["v"])
+    return {"y": y.numpy(), "grads": [None if t.grad is None else np.asarray(t.grad) for t in leaves]}
 
 
 def numeric_gradient(phi, a, eps=1e-6):
@@ -45,15 +44,16 @@ def numeric_gradient(phi, a, eps=1e-6):
     return g
 
 
-def judge_layer(out, arrays):
+def judge_layer(out, given):
     """y against NumPy, each gradient against central differences of Σ v ⊙ y."""
+    arrays = given["arrays"]
     same(out["y"], np_lora(*arrays), rtol=1e-10, atol=1e-12, where="y")
     names = ["x", "W", "A", "B", "b"]
     for k, a in enumerate(arrays):
         def phi(moved, k=k):
             args = list(arrays)
             args[k] = moved
-            return float((out["v"] * np_lora(*args)).sum())
+            return float((given["v"] * np_lora(*args)).sum())
         assert out["grads"][k] is not None, f"no gradient for {names[k]}"
         same(out["grads"][k], numeric_gradient(phi, a), rtol=1e-6, atol=1e-8, where=f"the gradient of {names[k]}")
 
@@ -74,13 +74,49 @@ def _(out, ref):
 
 
 @case("ex18_task1")
-def test_forward_and_backward_against_finite_differences(lora):
-    return forward_and_gradients(lora, inputs((4,), 5, 3, 2, seed=1), seed=9)
+def test_forward_and_backward_against_finite_differences(lora, given):
+    return forward_and_gradients(lora, given)
+
+
+@test_forward_and_backward_against_finite_differences.given
+def _(rng):
+    return layer_inputs(rng, (4,), 5, 3, 2)
 
 
 @test_forward_and_backward_against_finite_differences.judge
+def _(out, ref, given):
+    judge_layer(out, given)
+
+
+def wide_layer():
+    """x, W, A, B, b of a 96 -> 128 layer of rank 2 on 2 rows: W is 98,304 bytes, the rest a few."""
+    rng = np.random.default_rng(18)
+    return [rng.standard_normal(shape) for shape in ((2, 96), (128, 96), (2, 96), (128, 2), (128,))]
+
+
+@case("ex18_task1")
+def test_forward_never_forms_an_out_by_in_matrix(lora):
+    """The forward pass of a wide layer: y, and the most memory it held at once (tracemalloc counts
+    NumPy's arrays). x Wᵀ and (x Aᵀ) Bᵀ need a few rows of numbers; W + B A, or B A, is a
+    128 × 96 matrix as large as W."""
+    leaves = [leaf(a) for a in wide_layer()]
+    tracemalloc.start()
+    try:
+        y = lora.LoRALinear.apply(*leaves)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return {"y": y.numpy(), "peak bytes": peak}
+
+
+@test_forward_never_forms_an_out_by_in_matrix.judge
 def _(out, ref):
-    judge_layer(out, inputs((4,), 5, 3, 2, seed=1))
+    arrays = wide_layer()
+    same(out["y"], np_lora(*arrays), rtol=1e-10, atol=1e-12, where="y")
+    limit = arrays[1].nbytes // 2
+    assert out["peak bytes"] < limit, \
+        f"the forward pass held {out['peak bytes']:,} bytes at once, more than half of W's {arrays[1].nbytes:,}: " \
+        "it formed an (out, in) matrix such as W + B A; compute x Wᵀ + (x Aᵀ) Bᵀ instead"
 
 
 # --------------------------------------------------------------------------- task 2
@@ -97,17 +133,26 @@ def judge_svd(out, original, shared):
              where=f"the column norms of B at rank {r} (B = U_r Σ_r: the singular values)")
 
 
+def weights(rng, *shape):
+    """The grader's draw: a trained weight and the shared one that replaces it."""
+    return {"original": rng.standard_normal(shape), "shared": rng.standard_normal(shape)}
+
+
 @case("ex18_task2")
-def test_svd_init_every_rank(lora):
-    original, shared = array(4, 6, seed=2), array(4, 6, seed=3)
-    return {str(r): list(lora.svd_init(original, shared, r)) for r in range(5)}
+def test_svd_init_every_rank(lora, given):
+    return {str(r): list(lora.svd_init(given["original"], given["shared"], r)) for r in range(5)}
+
+
+@test_svd_init_every_rank.given
+def _(rng):
+    return weights(rng, 4, 6)
 
 
 @test_svd_init_every_rank.judge
-def _(out, ref):
-    judge_svd(out, array(4, 6, seed=2), array(4, 6, seed=3))
+def _(out, ref, given):
+    judge_svd(out, given["original"], given["shared"])
     B, A = out["4"]
-    same(array(4, 6, seed=3) + B @ A, array(4, 6, seed=2), rtol=1e-9, atol=1e-10,
+    same(given["shared"] + B @ A, given["original"], rtol=1e-9, atol=1e-10,
          where="shared + B A at full rank (the trained layer itself)")
 
 
@@ -141,54 +186,77 @@ def _(out, ref):
 
 ### BEGIN HIDDEN TESTS
 @case("ex18_task1")
-def test_three_dimensional_input_and_a_wide_layer(lora):
+def test_three_dimensional_input_and_a_wide_layer(lora, given):
     """x (2, 3, 4) -> (2, 3, 7) with rank 3: the leading axes fold into rows, the bias's gradient
     sums over all of them, nothing assumes a square W."""
-    return forward_and_gradients(lora, inputs((2, 3), 4, 7, 3, seed=20), seed=21)
+    return forward_and_gradients(lora, given)
+
+
+@test_three_dimensional_input_and_a_wide_layer.given
+def _(rng):
+    return layer_inputs(rng, (2, 3), 4, 7, 3)
 
 
 @test_three_dimensional_input_and_a_wide_layer.judge
-def _(out, ref):
-    judge_layer(out, inputs((2, 3), 4, 7, 3, seed=20))
+def _(out, ref, given):
+    judge_layer(out, given)
 
 
 @case("ex18_task1")
-def test_rank_zero_is_the_linear_layer(lora):
-    return forward_and_gradients(lora, inputs((3,), 5, 2, 0, seed=30), seed=31)
+def test_rank_zero_is_the_linear_layer(lora, given):
+    return forward_and_gradients(lora, given)
+
+
+@test_rank_zero_is_the_linear_layer.given
+def _(rng):
+    return layer_inputs(rng, (3,), 5, 2, 0)
 
 
 @test_rank_zero_is_the_linear_layer.judge
-def _(out, ref):
-    judge_layer(out, inputs((3,), 5, 2, 0, seed=30))
+def _(out, ref, given):
+    judge_layer(out, given)
 
 
 @case("ex18_task1")
-def test_a_tall_layer_of_full_rank(lora):
-    return forward_and_gradients(lora, inputs((2, 1, 2), 3, 6, 3, seed=40), seed=41)
+def test_a_tall_layer_of_full_rank(lora, given):
+    return forward_and_gradients(lora, given)
+
+
+@test_a_tall_layer_of_full_rank.given
+def _(rng):
+    return layer_inputs(rng, (2, 1, 2), 3, 6, 3)
 
 
 @test_a_tall_layer_of_full_rank.judge
-def _(out, ref):
-    judge_layer(out, inputs((2, 1, 2), 3, 6, 3, seed=40))
+def _(out, ref, given):
+    judge_layer(out, given)
 
 
 @case("ex18_task2")
-def test_svd_init_of_a_tall_layer(lora):
-    original, shared = array(7, 3, seed=50), array(7, 3, seed=51)
-    return {str(r): list(lora.svd_init(original, shared, r)) for r in range(4)}
+def test_svd_init_of_a_tall_layer(lora, given):
+    return {str(r): list(lora.svd_init(given["original"], given["shared"], r)) for r in range(4)}
+
+
+@test_svd_init_of_a_tall_layer.given
+def _(rng):
+    return weights(rng, 7, 3)
 
 
 @test_svd_init_of_a_tall_layer.judge
-def _(out, ref):
-    judge_svd(out, array(7, 3, seed=50), array(7, 3, seed=51))
+def _(out, ref, given):
+    judge_svd(out, given["original"], given["shared"])
 
 
 @case("ex18_task2")
-def test_svd_init_of_a_shared_layer_that_is_the_original(lora):
+def test_svd_init_of_a_shared_layer_that_is_the_original(lora, given):
     """No residual: B A = 0 at every rank."""
-    W = array(3, 4, seed=52)
-    B, A = lora.svd_init(W, W.copy(), 2)
+    B, A = lora.svd_init(given["original"], given["original"].copy(), 2)
     return B @ A
+
+
+@test_svd_init_of_a_shared_layer_that_is_the_original.given
+def _(rng):
+    return weights(rng, 3, 4)
 
 
 @test_svd_init_of_a_shared_layer_that_is_the_original.judge
@@ -201,7 +269,7 @@ def test_svd_init_refuses_a_rank_too_high(lora):
     refused = []
     for rank in (4, -1):
         try:
-            lora.svd_init(array(3, 4, seed=53), array(3, 4, seed=54), rank)
+            lora.svd_init(np.ones((3, 4)), np.zeros((3, 4)), rank)
             refused.append(False)
         except ValueError:
             refused.append(True)
@@ -229,14 +297,16 @@ def _(out, ref):
 
 
 @case("ex18_task3")
-def test_break_even_of_cycle_and_of_not_shared(lora):
+def test_break_even_of_cycle_of_not_shared_and_at_full_rank(lora):
     """Cycle M = 2 of N = 4 with the attention and FFN of H = 8: 2 sets of 840 saved (1,680); each
     rank costs 4 positions × 144, so rank 2 (+1,152) saves and rank 3 (+1,728) does not. Not
-    shared: -1."""
-    return [lora.break_even_rank(ATTENTION_FFN, [0, 1, 0, 1]), lora.break_even_rank(ATTENTION_FFN, [0, 1, 2, 3])]
+    shared: -1. A 1 -> 100 Linear with a bias, one set for 4 positions: 800 numbers not shared;
+    rank 1, its full rank, stores 200 + 4 · 101 = 604, so the search must reach min(in, out)."""
+    return [lora.break_even_rank(ATTENTION_FFN, [0, 1, 0, 1]), lora.break_even_rank(ATTENTION_FFN, [0, 1, 2, 3]),
+            lora.break_even_rank([(1, 100, True)], [0, 0, 0, 0])]
 
 
-@test_break_even_of_cycle_and_of_not_shared.judge
+@test_break_even_of_cycle_of_not_shared_and_at_full_rank.judge
 def _(out, ref):
-    assert out == [2, -1], out
+    assert out == [2, -1, 1], out
 ### END HIDDEN TESTS
