@@ -7,8 +7,9 @@ The block of these cases, f(s) = tanh(s W + s_first) with s_first the first sele
 state, mixes the tokens it is given and depends on their order, so a router that runs the block
 on every token, or hands it the tokens in score order, computes something else.
 
-Each probe calls ``router`` (the student's module) and returns arrays and numbers; the judges, run
-by the grader, check them against what this file computes itself."""
+Each probe calls ``router`` (the student's module) on inputs the grader draws (``given``) or fixed
+by hand, and returns arrays and numbers; the judges, run by the grader, check them against what
+this file computes itself (the capacities a router must use among them)."""
 import math
 
 import numpy as np
@@ -42,7 +43,7 @@ def block_numpy(s, W):
 
 
 def block_tensor(W):
-    W = minishare.tensor(W)
+    """The block as the router calls it, on a Tensor W (a constant, or a leaf that wants its gradient)."""
     return lambda r, s: F.tanh(s @ W + s[:, :1])
 
 
@@ -65,41 +66,38 @@ def route_numpy(x, router_w, router_b, W, ks):
     return h, active
 
 
-def make_router(router, H, capacities, seed, zero_weights=False):
-    """The student's router in float64 with its router weights drawn (or zero: every score ties)."""
-    minishare.manual_seed(seed)
-    module = router.ExpertChoiceRouter(H, capacities).double()
-    rng = np.random.default_rng(seed)
-    for lin in module.routers:
-        lin.weight.data = np.zeros((1, H)) if zero_weights else rng.standard_normal((1, H))
-        lin.bias.data = 0.1 * rng.standard_normal(1)
+def route_inputs(rng, B, T, H, capacities, zero_weights=False):
+    """The grader's draw: x, the block's W, and each step's router weights (zero: every score ties)."""
+    n = len(capacities)
+    return {"capacities": capacities, "x": rng.standard_normal((B, T, H)), "W": 0.5 * rng.standard_normal((H, H)),
+            "router_w": np.zeros((n, H)) if zero_weights else rng.standard_normal((n, H)),
+            "router_b": 0.1 * rng.standard_normal(n)}
+
+
+def make_router(router, given):
+    """The student's router in float64 with the router weights of ``given``."""
+    module = router.ExpertChoiceRouter(given["x"].shape[-1], given["capacities"]).double()
+    for lin, w, b in zip(module.routers, given["router_w"], given["router_b"]):
+        lin.weight.data, lin.bias.data = w[None, :], np.array([b])
     return module
 
 
-def router_arrays(module):
-    return (np.stack([lin.weight.numpy()[0] for lin in module.routers]),
-            np.array([lin.bias.numpy()[0] for lin in module.routers]))
-
-
-def probe_route(router, B, T, H, capacities, seed, zero_weights=False):
-    module = make_router(router, H, capacities, seed, zero_weights)
-    rng = np.random.default_rng(seed + 100)
-    x, W = rng.standard_normal((B, T, H)), 0.5 * rng.standard_normal((H, H))
-    h, active = module(minishare.tensor(x), block_tensor(W))
-    w, b = router_arrays(module)
-    return {"x": x, "W": W, "router_w": w, "router_b": b, "h": h.numpy(),
-            "active": np.asarray(active).astype(np.int64), "ks": [int(k) for k in capacity_reference(capacities, T)]}
+def probe_route(router, given):
+    module = make_router(router, given)
+    h, active = module(minishare.tensor(given["x"]), block_tensor(minishare.tensor(given["W"])))
+    return {"h": h.numpy(), "active": np.asarray(active).astype(np.int64)}
 
 
 def capacity_reference(capacities, T):
     return [max(1, math.floor(c * T + 1e-9)) for c in capacities]
 
 
-def judge_route(out):
-    h, active = route_numpy(out["x"], out["router_w"], out["router_b"], out["W"], out["ks"])
+def judge_route(out, given):
+    ks = capacity_reference(given["capacities"], given["x"].shape[1])
+    h, active = route_numpy(given["x"], given["router_w"], given["router_b"], given["W"], ks)
     got = out["active"]
     assert got.shape == active.shape, f"active has shape {got.shape}, expected (N_r, B, T) = {active.shape}"
-    for r, k in enumerate(out["ks"]):
+    for r, k in enumerate(ks):
         counts = got[r].sum(axis=1)
         assert (counts == k).all(), f"step {r}: {counts.tolist()} tokens took it per sequence, capacity k = {k}"
     assert (got == active).all(), f"the tokens selected differ: got\n{got}\nexpected\n{active}"
@@ -107,45 +105,61 @@ def judge_route(out):
 
 
 @case("ex19_task2")
-def test_router_against_its_definition(router):
-    return probe_route(router, B=2, T=6, H=4, capacities=[1, 0.5, 0.34], seed=0)
+def test_router_against_its_definition(router, given):
+    return probe_route(router, given)
+
+
+@test_router_against_its_definition.given
+def _(rng):
+    return route_inputs(rng, B=2, T=6, H=4, capacities=[1, 0.5, 0.34])
 
 
 @test_router_against_its_definition.judge
-def _(out, ref):
-    judge_route(out)
+def _(out, ref, given):
+    judge_route(out, given)
+
+
+def probe_gradients(router, given):
+    """x, the block's W and every router get the gradient of Σ v ⊙ h."""
+    module = make_router(router, given)
+    x = minishare.tensor(given["x"], requires_grad=True)
+    W = minishare.tensor(given["W"], requires_grad=True)
+    h, _ = module(x, block_tensor(W))
+    h.backward(minishare.tensor(given["v"]))
+    return {"x": x.grad, "W": W.grad,
+            "router_w": np.stack([np.zeros(W.shape[0]) if lin.weight.grad is None else lin.weight.grad[0]
+                                  for lin in module.routers])}
+
+
+def gradient_inputs(rng, B, T, H, capacities):
+    """The router's draw and a cotangent v for h."""
+    return {**route_inputs(rng, B, T, H, capacities), "v": rng.standard_normal((B, T, H))}
 
 
 @case("ex19_task2")
-def test_router_gradients(router):
-    """x, the block's W and every router get the gradient of Σ v ⊙ h."""
-    H = 3
-    module = make_router(router, H, [1, 0.5], seed=3)
-    rng = np.random.default_rng(4)
-    x = minishare.tensor(rng.standard_normal((1, 4, H)), requires_grad=True)
-    W = minishare.tensor(0.5 * rng.standard_normal((H, H)), requires_grad=True)
-    v = rng.standard_normal((1, 4, H))
-    h, _ = module(x, lambda r, s: F.tanh(s @ W + s[:, :1]))
-    h.backward(minishare.tensor(v))
-    w, b = router_arrays(module)
-    return {"x": x.numpy(), "W": W.numpy(), "router_w": w, "router_b": b, "v": v,
-            "grads": {"x": x.grad, "W": W.grad,
-                      "router_w": np.stack([np.zeros(H) if lin.weight.grad is None else lin.weight.grad[0]
-                                            for lin in module.routers])}}
+def test_router_gradients(router, given):
+    return probe_gradients(router, given)
 
 
-def assert_gradients(out, ks):
+@test_router_gradients.given
+def _(rng):
+    return gradient_inputs(rng, B=1, T=4, H=3, capacities=[1, 0.5])
+
+
+def assert_gradients(out, given):
+    ks = capacity_reference(given["capacities"], given["x"].shape[1])
+
     def phi(arrays):
-        h, _ = route_numpy(arrays["x"], arrays["router_w"], out["router_b"], arrays["W"], ks)
-        return float((out["v"] * h).sum())
+        h, _ = route_numpy(arrays["x"], arrays["router_w"], given["router_b"], arrays["W"], ks)
+        return float((given["v"] * h).sum())
     eps = 1e-6
     for name in ("x", "W", "router_w"):
-        got = out["grads"][name]
+        got = out[name]
         assert got is not None, f"{name}: no gradient"
-        for index in np.ndindex(*out[name].shape):
+        for index in np.ndindex(*given[name].shape):
             moved = []
             for sign in (1, -1):
-                arrays = {k: np.array(out[k], dtype=float) for k in ("x", "W", "router_w")}
+                arrays = {k: np.array(given[k], dtype=float) for k in ("x", "W", "router_w")}
                 arrays[name][index] += sign * eps
                 moved.append(phi(arrays))
             numeric = (moved[0] - moved[1]) / (2 * eps)
@@ -154,8 +168,8 @@ def assert_gradients(out, ks):
 
 
 @test_router_gradients.judge
-def _(out, ref):
-    assert_gradients(out, [4, 2])
+def _(out, ref, given):
+    assert_gradients(out, given)
 
 
 # --------------------------------------------------------------------------- task 3: compute
@@ -205,59 +219,67 @@ def _(out, ref):
 
 
 @case("ex19_task2")
-def test_router_other_shapes(router):
-    return probe_route(router, B=3, T=8, H=5, capacities=[1, 0.75, 0.5, 0.25], seed=7)
+def test_router_other_shapes(router, given):
+    return probe_route(router, given)
+
+
+@test_router_other_shapes.given
+def _(rng):
+    return route_inputs(rng, B=3, T=8, H=5, capacities=[1, 0.75, 0.5, 0.25])
 
 
 @test_router_other_shapes.judge
-def _(out, ref):
-    judge_route(out)
+def _(out, ref, given):
+    judge_route(out, given)
 
 
 @case("ex19_task2")
-def test_router_first_step_below_full_capacity(router):
+def test_router_first_step_below_full_capacity(router, given):
     """The first step need not take every token; the next chooses among those it took."""
-    return probe_route(router, B=2, T=7, H=3, capacities=[0.6, 0.3, 0.3], seed=11)
+    return probe_route(router, given)
+
+
+@test_router_first_step_below_full_capacity.given
+def _(rng):
+    return route_inputs(rng, B=2, T=7, H=3, capacities=[0.6, 0.3, 0.3])
 
 
 @test_router_first_step_below_full_capacity.judge
-def _(out, ref):
-    judge_route(out)
+def _(out, ref, given):
+    judge_route(out, given)
 
 
 @case("ex19_task2")
-def test_router_ties_go_to_the_earlier_position(router):
+def test_router_ties_go_to_the_earlier_position(router, given):
     """Zero router weights: every score is σ(b), so each step takes its first k candidates."""
-    return probe_route(router, B=2, T=6, H=3, capacities=[1, 0.5, 0.34], seed=5, zero_weights=True)
+    return probe_route(router, given)
+
+
+@test_router_ties_go_to_the_earlier_position.given
+def _(rng):
+    return route_inputs(rng, B=2, T=6, H=3, capacities=[1, 0.5, 0.34], zero_weights=True)
 
 
 @test_router_ties_go_to_the_earlier_position.judge
-def _(out, ref):
+def _(out, ref, given):
     np.testing.assert_array_equal(out["active"][1], [[1, 1, 1, 0, 0, 0]] * 2)
     np.testing.assert_array_equal(out["active"][2], [[1, 1, 0, 0, 0, 0]] * 2)
-    judge_route(out)
+    judge_route(out, given)
 
 
 @case("ex19_task2")
-def test_router_gradients_three_steps(router):
-    H = 2
-    module = make_router(router, H, [1, 0.67, 0.34], seed=8)
-    rng = np.random.default_rng(9)
-    x = minishare.tensor(rng.standard_normal((2, 3, H)), requires_grad=True)
-    W = minishare.tensor(0.5 * rng.standard_normal((H, H)), requires_grad=True)
-    v = rng.standard_normal((2, 3, H))
-    h, _ = module(x, lambda r, s: F.tanh(s @ W + s[:, :1]))
-    h.backward(minishare.tensor(v))
-    w, b = router_arrays(module)
-    return {"x": x.numpy(), "W": W.numpy(), "router_w": w, "router_b": b, "v": v,
-            "grads": {"x": x.grad, "W": W.grad,
-                      "router_w": np.stack([np.zeros(H) if lin.weight.grad is None else lin.weight.grad[0]
-                                            for lin in module.routers])}}
+def test_router_gradients_three_steps(router, given):
+    return probe_gradients(router, given)
+
+
+@test_router_gradients_three_steps.given
+def _(rng):
+    return gradient_inputs(rng, B=2, T=3, H=2, capacities=[1, 0.67, 0.34])
 
 
 @test_router_gradients_three_steps.judge
-def _(out, ref):
-    assert_gradients(out, [3, 2, 1])
+def _(out, ref, given):
+    assert_gradients(out, given)
 
 
 # --------------------------------------------------------------------------- task 3: the references
@@ -282,23 +304,27 @@ def act_reference(H, I, passes, max_steps):
 
 
 @case("ex19_task3")
-def test_compute_per_token(router):
-    passes = np.array([[3, 1, 2, 1, 1, 4, 2, 1], [1, 1, 1, 1, 2, 2, 3, 4]])
+def test_compute_per_token(router, given):
+    passes = given["passes"]
     return {"mor": [router.mor_macs_per_token(4, 8, 8, [1, 0.5, 0.25]),
                     router.mor_macs_per_token(16, 64, 24, [1, 0.75, 0.5, 0.25]),
                     router.mor_macs_per_token(8, 8, 5, [0.6, 0.2])],
-            "act": [router.act_macs_per_token(4, 8, passes, 4), router.act_macs_per_token(16, 32, passes, 5)],
-            "passes": passes}
+            "act": [router.act_macs_per_token(4, 8, passes, 4), router.act_macs_per_token(16, 32, passes, 5)]}
+
+
+@test_compute_per_token.given
+def _(rng):
+    return {"passes": rng.integers(1, 5, size=(2, 8))}              # ACT's steps per token, at most 4
 
 
 @test_compute_per_token.judge
-def _(out, ref):
+def _(out, ref, given):
     expected = [mor_reference(4, 8, 8, [1, 0.5, 0.25]), mor_reference(16, 64, 24, [1, 0.75, 0.5, 0.25]),
                 mor_reference(8, 8, 5, [0.6, 0.2])]
     for got, want in zip(out["mor"], expected):
         assert math.isclose(got, want, rel_tol=1e-12), f"MoR: {got}, expected {want}"
     assert math.isclose(expected[0], 318.0), expected[0]          # by hand: (1792 + 672 + 80) / 8
-    for got, want in zip(out["act"], [act_reference(4, 8, out["passes"], 4), act_reference(16, 32, out["passes"], 5)]):
+    for got, want in zip(out["act"], [act_reference(4, 8, given["passes"], 4), act_reference(16, 32, given["passes"], 5)]):
         assert math.isclose(got, want, rel_tol=1e-12), f"ACT: {got}, expected {want}"
 ### END HIDDEN TESTS
 
