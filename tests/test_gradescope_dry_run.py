@@ -164,3 +164,15 @@ def test_the_untouched_release_scores_zero(autograder, tmp_path):
     results = run_autograder(autograder, release_files(tmp_path / "release"))
     check_spec(results)
     assert results["score"] == 0
+
+
+def test_the_judge_as_an_oracle_appended_to_every_stub_scores_zero(autograder, tmp_path):
+    """The cheat that once scored 19.11/152 on Gradescope: every stub ends with a block that looks
+    for the grader's judges (by the stack, or in sys.modules) and returns what they expect."""
+    with open(os.path.join(os.path.dirname(__file__), "attacks", "judge_oracle.py"), "rb") as f:
+        block = f.read()
+    files = {path: content + block if path.endswith(".py") and not os.path.basename(path).startswith("test_")
+             else content for path, content in release_files(tmp_path / "release").items()}
+    results = run_autograder(autograder, files)
+    check_spec(results)
+    assert results["score"] == 0, [t["name"] for t in results["tests"] if t["score"]]
