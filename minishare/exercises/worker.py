@@ -39,6 +39,7 @@ import importlib
 import importlib.util
 import json
 import os
+import posix
 import signal
 import sys
 import sysconfig
@@ -214,8 +215,10 @@ def _roots(spec):
 def _guards(roots, forbidden, send, current):
     """(audit hook, tripwire factory, frame_of): closures over what they decide with, captured
     now. Nothing they use is looked up later in a module a submission could change."""
-    getframe, get_ident, fsdecode, path_like = sys._getframe, _thread.get_ident, os.fsdecode, os.PathLike
-    any, isinstance, str, bytes, getattr = builtins.any, builtins.isinstance, builtins.str, builtins.bytes, builtins.getattr
+    getframe, get_ident, fspath, path_like = sys._getframe, _thread.get_ident, posix.fspath, os.PathLike
+    encoding = sys.getfilesystemencoding()
+    any, isinstance, str, bytes, getattr, open = (builtins.any, builtins.isinstance, builtins.str, builtins.bytes,
+                                                  builtins.getattr, builtins.open)
     PermissionError, ImportError, Forbidden = builtins.PermissionError, builtins.ImportError, ForbiddenUse
     spawn, refused, introspection, frame_attributes = SPAWN, REFUSED_PREFIXES, INTROSPECTION, FRAME_ATTRIBUTES
     file_writes, file_reads = WRITES, READS
@@ -231,6 +234,10 @@ def _guards(roots, forbidden, send, current):
     wrapper = functools.lru_cache(maxsize=0)          # a C callable: no closure, no code to read
     send_breach = _breach_sender(send)
     real = _resolver()
+
+    def fsdecode(path):
+        path = fspath(path)
+        return path.decode(encoding, "surrogateescape") if isinstance(path, bytes) else path
 
     def under(path, places):
         return any(path == r or path.startswith(r.rstrip("/") + "/") for r in places)
