@@ -3,17 +3,15 @@ versions of the three ops written here (the grader computes those; the submissio
 forward and backward and returns the arrays).
 
 Each probe calls ``norms`` (the student's module) and returns arrays; its judge, run by the
-grader, checks them. Without a judge, a case compares with the reference solution."""
+grader, checks them. Random inputs are drawn by each case's ``given`` function, on the grader's
+side, as is the softmax that task 2's probe hands to the backward (it is task 1's answer).
+Without a judge, a case compares with the reference solution."""
 import math
 
 import numpy as np
 
 import minishare
 from minishare.exercises.cases import case, same
-
-
-def array(*shape, seed=0):
-    return np.random.default_rng(seed).standard_normal(shape)
 
 
 def leaf(a):
@@ -24,7 +22,12 @@ def const(a):
     return minishare.tensor(np.asarray(a, dtype=np.float64))
 
 
-# NumPy versions of the ops, for the judges (independent of the code under test)
+def normals(rng, *shapes):
+    """Given helper: one standard normal array per shape."""
+    return [rng.standard_normal(shape) for shape in shapes]
+
+
+# NumPy versions of the ops, for the judges and the given functions (independent of the code under test)
 def np_softmax(x, tau, axis=-1):
     z = x / tau
     e = np.exp(z - z.max(axis=axis, keepdims=True))
@@ -60,12 +63,18 @@ def gradients(op, arrays, v, **options):
     return [t.grad for t in leaves]
 
 
-def softmax_backward(norms, x, tau, g, axis=-1):
-    """Probe helper: the op's backward alone, on the state its given forward saves (x, τ, the axis
-    and y, here computed with NumPy), so task 2 is graded apart from task 1."""
+def softmax_state(x, tau, g, axis=-1):
+    """Given helper: the state the op's given forward saves (x, τ, the axis and y) and the
+    cotangent g, for ``softmax_backward``."""
+    return {"x": x, "tau": tau, "axis": axis, "y": np_softmax(x, tau, axis), "g": g}
+
+
+def softmax_backward(norms, state):
+    """Probe helper: the op's backward alone, on the state of ``softmax_state``, so task 2 is
+    graded apart from task 1."""
     op = norms.SoftmaxWithTemperature()
-    op.x, op.tau, op.axis, op.y = x, np.array(tau, dtype=np.float64), axis, np_softmax(x, tau, axis)
-    return list(op.backward(g))
+    op.x, op.tau, op.axis, op.y = state["x"], np.array(state["tau"], dtype=np.float64), state["axis"], state["y"]
+    return list(op.backward(state["g"]))
 
 
 def check_gradients(out, f, arrays, v, rtol=1e-5, atol=1e-8):
@@ -77,6 +86,12 @@ def check_gradients(out, f, arrays, v, rtol=1e-5, atol=1e-8):
             args[k] = moved
             return float((v * f(*args)).sum())
         same(out[k], numeric_gradient(phi, a), rtol, atol, where=f"the gradient of input {k}")
+
+
+def check_softmax_gradients(out, state):
+    """Judge helper: task 2's [dL/dx, dL/dτ] against central differences of NumPy's softmax."""
+    check_gradients(out, lambda x, tau: np_softmax(x, tau, state["axis"]), [state["x"], np.array(state["tau"])],
+                    state["g"])
 
 
 # --------------------------------------------------------------------------- task 1
@@ -105,16 +120,31 @@ def _(out, ref):
     same(out, np.array([[0.25, 0.75]]), rtol=1e-9)
 
 
+@case("ex01_task1")
+def test_a_high_temperature_divides_before_the_exponential(norms):
+    """x = (0, -800) at τ = 100 is softmax(0, -8) = (0.99966, 3.4e-4). Taking softmax(x) first and
+    then its power 1/τ gives (1, 0): exp(-800) has already underflowed to 0."""
+    return norms.softmax_with_temperature(np.array([0.0, -800.0]), np.array(100.0))
+
+
+@test_a_high_temperature_divides_before_the_exponential.judge
+def _(out, ref):
+    e = math.exp(-8.0)
+    same(out, np.array([1 / (1 + e), e / (1 + e)]), rtol=1e-12)
+
+
 # --------------------------------------------------------------------------- task 2
 @case("ex01_task2")
-def test_softmax_backward_one_output_hand_worked(norms):
+def test_softmax_backward_one_output_hand_worked(norms, given):
     """x = τ log(1, 1, 2), so y = (1/4, 1/4, 1/2) for τ = 1 and τ = 2; g = e₀. Then dL/dz is the
     first row of diag(y) - y yᵀ, dL/dx = dL/dz / τ and dL/dτ = -Σ dL/dz ⊙ x / τ²."""
-    out = {}
-    for tau in (1.0, 2.0):
-        x = tau * np.log([[1.0, 1.0, 2.0]])
-        out[f"tau={tau}"] = softmax_backward(norms, x, tau, np.array([[1.0, 0.0, 0.0]]))
-    return out
+    return {key: softmax_backward(norms, state) for key, state in given.items()}
+
+
+@test_softmax_backward_one_output_hand_worked.given
+def _(rng):
+    return {f"tau={tau}": softmax_state(tau * np.log([[1.0, 1.0, 2.0]]), tau, np.array([[1.0, 0.0, 0.0]]))
+            for tau in (1.0, 2.0)}
 
 
 @test_softmax_backward_one_output_hand_worked.judge
@@ -125,13 +155,19 @@ def _(out, ref):
 
 
 @case("ex01_task2")
-def test_softmax_backward_matches_finite_differences(norms):
-    return softmax_backward(norms, array(3, 5, seed=1), 0.7, array(3, 5, seed=2))
+def test_softmax_backward_matches_finite_differences(norms, given):
+    return softmax_backward(norms, given)
+
+
+@test_softmax_backward_matches_finite_differences.given
+def _(rng):
+    x, g = normals(rng, (3, 5), (3, 5))
+    return softmax_state(x, 0.7, g)
 
 
 @test_softmax_backward_matches_finite_differences.judge
-def _(out, ref):
-    check_gradients(out, np_softmax, [array(3, 5, seed=1), np.array(0.7)], array(3, 5, seed=2))
+def _(out, ref, given):
+    check_softmax_gradients(out, given)
 
 
 # --------------------------------------------------------------------------- task 3
@@ -147,14 +183,18 @@ def _(out, ref):
 
 
 @case("ex01_task3")
-def test_layer_norm_backward_matches_finite_differences(norms):
-    return gradients(norms.LayerNorm, [array(4, 6, seed=1), array(6, seed=2), array(6, seed=3)], array(4, 6, seed=20))
+def test_layer_norm_backward_matches_finite_differences(norms, given):
+    return gradients(norms.LayerNorm, given["x, w, b"], given["v"])
+
+
+@test_layer_norm_backward_matches_finite_differences.given
+def _(rng):
+    return {"x, w, b": normals(rng, (4, 6), 6, 6), "v": rng.standard_normal((4, 6))}
 
 
 @test_layer_norm_backward_matches_finite_differences.judge
-def _(out, ref):
-    check_gradients(out, lambda x, w, b: np_layer_norm(x, w, b, 1e-5),
-                    [array(4, 6, seed=1), array(6, seed=2), array(6, seed=3)], array(4, 6, seed=20))
+def _(out, ref, given):
+    check_gradients(out, lambda x, w, b: np_layer_norm(x, w, b, 1e-5), given["x, w, b"], given["v"])
 
 
 # --------------------------------------------------------------------------- task 4
@@ -171,14 +211,18 @@ def _(out, ref):
 
 
 @case("ex01_task4")
-def test_rms_norm_backward_matches_finite_differences(norms):
-    return gradients(norms.RMSNorm, [array(3, 5, seed=4), array(5, seed=5)], array(3, 5, seed=21))
+def test_rms_norm_backward_matches_finite_differences(norms, given):
+    return gradients(norms.RMSNorm, given["x, w"], given["v"])
+
+
+@test_rms_norm_backward_matches_finite_differences.given
+def _(rng):
+    return {"x, w": normals(rng, (3, 5), 5), "v": rng.standard_normal((3, 5))}
 
 
 @test_rms_norm_backward_matches_finite_differences.judge
-def _(out, ref):
-    check_gradients(out, lambda x, w: np_rms_norm(x, w, 1e-6), [array(3, 5, seed=4), array(5, seed=5)],
-                    array(3, 5, seed=21))
+def _(out, ref, given):
+    check_gradients(out, lambda x, w: np_rms_norm(x, w, 1e-6), given["x, w"], given["v"])
 
 
 ### BEGIN HIDDEN TESTS
@@ -197,42 +241,62 @@ def _(out, ref):
 
 
 @case("ex01_task1")
-def test_softmax_along_the_first_axis_of_3d(norms):
-    return norms.softmax_with_temperature(array(3, 2, 4, seed=6), np.array(1.3), axis=0)
+def test_softmax_along_the_first_axis_of_3d(norms, given):
+    return norms.softmax_with_temperature(given, np.array(1.3), axis=0)
+
+
+@test_softmax_along_the_first_axis_of_3d.given
+def _(rng):
+    return rng.standard_normal((3, 2, 4))
 
 
 @test_softmax_along_the_first_axis_of_3d.judge
-def _(out, ref):
-    same(out, np_softmax(array(3, 2, 4, seed=6), 1.3, axis=0), rtol=1e-12)
+def _(out, ref, given):
+    same(out, np_softmax(given, 1.3, axis=0), rtol=1e-12)
 
 
 @case("ex01_task2")
-def test_softmax_backward_along_the_first_axis_of_3d(norms):
-    return softmax_backward(norms, array(3, 2, 4, seed=7), 0.4, array(3, 2, 4, seed=8), axis=0)
+def test_softmax_backward_along_the_first_axis_of_3d(norms, given):
+    return softmax_backward(norms, given)
+
+
+@test_softmax_backward_along_the_first_axis_of_3d.given
+def _(rng):
+    x, g = normals(rng, (3, 2, 4), (3, 2, 4))
+    return softmax_state(x, 0.4, g, axis=0)
 
 
 @test_softmax_backward_along_the_first_axis_of_3d.judge
-def _(out, ref):
-    check_gradients(out, lambda x, tau: np_softmax(x, tau, axis=0), [array(3, 2, 4, seed=7), np.array(0.4)],
-                    array(3, 2, 4, seed=8))
+def _(out, ref, given):
+    check_softmax_gradients(out, given)
 
 
 @case("ex01_task2")
-def test_softmax_backward_of_a_vector_at_a_high_temperature(norms):
+def test_softmax_backward_of_a_vector_at_a_high_temperature(norms, given):
     """A 1-D input (no batch axis) and τ = 3."""
-    return softmax_backward(norms, array(6, seed=9), 3.0, array(6, seed=10))
+    return softmax_backward(norms, given)
+
+
+@test_softmax_backward_of_a_vector_at_a_high_temperature.given
+def _(rng):
+    x, g = normals(rng, 6, 6)
+    return softmax_state(x, 3.0, g)
 
 
 @test_softmax_backward_of_a_vector_at_a_high_temperature.judge
-def _(out, ref):
-    check_gradients(out, np_softmax, [array(6, seed=9), np.array(3.0)], array(6, seed=10))
+def _(out, ref, given):
+    check_softmax_gradients(out, given)
 
 
 @case("ex01_task3")
-def test_layer_norm_gradient_ignores_a_shift_of_the_row(norms):
+def test_layer_norm_gradient_ignores_a_shift_of_the_row(norms, given):
     """LN(x + c) = LN(x) for any constant c per row, so dL/dx sums to zero along each row."""
-    grad_x = gradients(norms.LayerNorm, [array(5, 7, seed=7), array(7, seed=8), array(7, seed=9)], array(5, 7, seed=10))[0]
-    return grad_x.sum(axis=-1)
+    return gradients(norms.LayerNorm, given["x, w, b"], given["v"])[0].sum(axis=-1)
+
+
+@test_layer_norm_gradient_ignores_a_shift_of_the_row.given
+def _(rng):
+    return {"x, w, b": normals(rng, (5, 7), 7, 7), "v": rng.standard_normal((5, 7))}
 
 
 @test_layer_norm_gradient_ignores_a_shift_of_the_row.judge
@@ -241,35 +305,47 @@ def _(out, ref):
 
 
 @case("ex01_task3")
-def test_layer_norm_backward_3d_matches_finite_differences(norms):
-    return gradients(norms.LayerNorm, [array(2, 3, 4, seed=11), array(4, seed=12), array(4, seed=13)],
-                     array(2, 3, 4, seed=22), eps=1e-3)
+def test_layer_norm_backward_3d_matches_finite_differences(norms, given):
+    return gradients(norms.LayerNorm, given["x, w, b"], given["v"], eps=1e-3)
+
+
+@test_layer_norm_backward_3d_matches_finite_differences.given
+def _(rng):
+    return {"x, w, b": normals(rng, (2, 3, 4), 4, 4), "v": rng.standard_normal((2, 3, 4))}
 
 
 @test_layer_norm_backward_3d_matches_finite_differences.judge
-def _(out, ref):
-    check_gradients(out, lambda x, w, b: np_layer_norm(x, w, b, 1e-3),
-                    [array(2, 3, 4, seed=11), array(4, seed=12), array(4, seed=13)], array(2, 3, 4, seed=22))
+def _(out, ref, given):
+    check_gradients(out, lambda x, w, b: np_layer_norm(x, w, b, 1e-3), given["x, w, b"], given["v"])
 
 
 @case("ex01_task3")
-def test_layer_norm_forward_with_a_large_eps(norms):
+def test_layer_norm_forward_with_a_large_eps(norms, given):
     """eps goes inside the square root, added to the variance: a large eps tells where it is."""
-    return norms.LayerNorm.apply(const(array(3, 4, seed=14)), const(array(4, seed=15)), const(array(4, seed=16)),
-                                 eps=0.5).numpy()
+    return norms.LayerNorm.apply(*(const(a) for a in given), eps=0.5).numpy()
+
+
+@test_layer_norm_forward_with_a_large_eps.given
+def _(rng):
+    return normals(rng, (3, 4), 4, 4)
 
 
 @test_layer_norm_forward_with_a_large_eps.judge
-def _(out, ref):
-    same(out, np_layer_norm(array(3, 4, seed=14), array(4, seed=15), array(4, seed=16), 0.5), rtol=1e-12)
+def _(out, ref, given):
+    same(out, np_layer_norm(*given, 0.5), rtol=1e-12)
 
 
 @case("ex01_task4")
-def test_rms_norm_gradient_is_orthogonal_to_the_row_when_w_is_one(norms):
+def test_rms_norm_gradient_is_orthogonal_to_the_row_when_w_is_one(norms, given):
     """RMSNorm(s x) = RMSNorm(x) for s > 0 (eps = 0): the gradient has no component along x."""
-    x = array(4, 6, seed=14)
-    grad_x = gradients(norms.RMSNorm, [x, np.ones(6)], array(4, 6, seed=15), eps=0.0)[0]
+    x = given["x"]
+    grad_x = gradients(norms.RMSNorm, [x, np.ones(6)], given["v"], eps=0.0)[0]
     return (grad_x * x).sum(axis=-1)
+
+
+@test_rms_norm_gradient_is_orthogonal_to_the_row_when_w_is_one.given
+def _(rng):
+    return {"x": rng.standard_normal((4, 6)), "v": rng.standard_normal((4, 6))}
 
 
 @test_rms_norm_gradient_is_orthogonal_to_the_row_when_w_is_one.judge
@@ -278,22 +354,31 @@ def _(out, ref):
 
 
 @case("ex01_task4")
-def test_rms_norm_backward_3d_matches_finite_differences(norms):
-    return gradients(norms.RMSNorm, [array(2, 3, 4, seed=16), array(4, seed=17)], array(2, 3, 4, seed=23), eps=1e-2)
+def test_rms_norm_backward_3d_matches_finite_differences(norms, given):
+    return gradients(norms.RMSNorm, given["x, w"], given["v"], eps=1e-2)
+
+
+@test_rms_norm_backward_3d_matches_finite_differences.given
+def _(rng):
+    return {"x, w": normals(rng, (2, 3, 4), 4), "v": rng.standard_normal((2, 3, 4))}
 
 
 @test_rms_norm_backward_3d_matches_finite_differences.judge
-def _(out, ref):
-    check_gradients(out, lambda x, w: np_rms_norm(x, w, 1e-2), [array(2, 3, 4, seed=16), array(4, seed=17)],
-                    array(2, 3, 4, seed=23))
+def _(out, ref, given):
+    check_gradients(out, lambda x, w: np_rms_norm(x, w, 1e-2), given["x, w"], given["v"])
 
 
 @case("ex01_task4")
-def test_rms_norm_forward_with_a_large_eps(norms):
-    return norms.RMSNorm.apply(const(array(3, 4, seed=18)), const(array(4, seed=19)), eps=0.5).numpy()
+def test_rms_norm_forward_with_a_large_eps(norms, given):
+    return norms.RMSNorm.apply(*(const(a) for a in given), eps=0.5).numpy()
+
+
+@test_rms_norm_forward_with_a_large_eps.given
+def _(rng):
+    return normals(rng, (3, 4), 4)
 
 
 @test_rms_norm_forward_with_a_large_eps.judge
-def _(out, ref):
-    same(out, np_rms_norm(array(3, 4, seed=18), array(4, seed=19), 0.5), rtol=1e-12)
+def _(out, ref, given):
+    same(out, np_rms_norm(*given, 0.5), rtol=1e-12)
 ### END HIDDEN TESTS
