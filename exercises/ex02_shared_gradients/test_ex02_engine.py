@@ -1,5 +1,7 @@
 """Cases of exercise 2: hand-worked graphs, central differences of NumPy functions written here,
-and the sum of the gradients of untied copies of a shared weight.
+and the sum of the gradients of untied copies of a shared weight. Random values are drawn by
+each case's ``given`` function, on the grader's side; a graph whose values do not matter (the
+order of its tensors) keeps fixed ones.
 
 Each probe calls ``engine`` (the student's module) and returns what the walk produced (positions
 in the order, gradients); its judge, run by the grader, checks them. ``Tensor.backward`` and the
@@ -17,6 +19,11 @@ def array(*shape, seed=0):
 
 def leaf(*shape, seed=0):
     return minishare.tensor(array(*shape, seed=seed), requires_grad=True)
+
+
+def param(a):
+    """Probe helper: a leaf that requires grad, holding ``a`` (drawn by a ``given`` function)."""
+    return minishare.tensor(a, requires_grad=True)
 
 
 def numeric_gradient(f, x, eps=1e-6):
@@ -119,30 +126,53 @@ def _(out, ref):
 
 
 @case("ex02_task2")
-def test_weight_used_by_two_layers_matches_finite_differences(engine):
-    W = leaf(3, 3, seed=3)
-    engine.backward(W @ (W @ minishare.tensor(array(3, 2, seed=4))).tanh(), array(3, 2, seed=5), [W])
-    return W.grad
+def test_a_weight_used_three_times_gets_all_three_gradients(engine):
+    """Σ w ⊙ (5, 6) + Σ w ⊙ (1, 2) + Σ w ⊙ (1, 2): dL/dw = (7, 10), the sum of all three uses."""
+    w = param(np.ones(2))
+    uses = [(w * minishare.tensor(np.array(c))).sum() for c in ([5.0, 6.0], [1.0, 2.0], [1.0, 2.0])]
+    engine.backward(uses[0] + uses[1] + uses[2], np.array(1.0), [w])
+    return w.grad
 
 
-@test_weight_used_by_two_layers_matches_finite_differences.judge
+@test_a_weight_used_three_times_gets_all_three_gradients.judge
 def _(out, ref):
-    x, v = array(3, 2, seed=4), array(3, 2, seed=5)
-    same(out, numeric_gradient(lambda w: float((v * (w @ np.tanh(w @ x))).sum()), array(3, 3, seed=3)),
-         rtol=1e-6, atol=1e-8)
+    same(out, np.array([7.0, 10.0]), rtol=1e-12)
 
 
 @case("ex02_task2")
-def test_only_the_inputs_get_a_gradient(engine):
+def test_weight_used_by_two_layers_matches_finite_differences(engine, given):
+    W = param(given["W"])
+    engine.backward(W @ (W @ minishare.tensor(given["x"])).tanh(), given["v"], [W])
+    return W.grad
+
+
+@test_weight_used_by_two_layers_matches_finite_differences.given
+def _(rng):
+    return {"W": rng.standard_normal((3, 3)), "x": rng.standard_normal((3, 2)), "v": rng.standard_normal((3, 2))}
+
+
+@test_weight_used_by_two_layers_matches_finite_differences.judge
+def _(out, ref, given):
+    x, v = given["x"], given["v"]
+    same(out, numeric_gradient(lambda w: float((v * (w @ np.tanh(w @ x))).sum()), given["W"]), rtol=1e-6, atol=1e-8)
+
+
+@case("ex02_task2")
+def test_only_the_inputs_get_a_gradient(engine, given):
     """y = Σ a ⊙ b with inputs [a]: a.grad = b, and b.grad stays None."""
-    a, b = leaf(3, seed=6), leaf(3, seed=7)
+    a, b = param(given["a"]), param(given["b"])
     engine.backward((a * b).sum(), np.array(1.0), [a])
     return {"a": a.grad, "b is None": b.grad is None}
 
 
+@test_only_the_inputs_get_a_gradient.given
+def _(rng):
+    return {"a": rng.standard_normal(3), "b": rng.standard_normal(3)}
+
+
 @test_only_the_inputs_get_a_gradient.judge
-def _(out, ref):
-    same(out["a"], array(3, seed=7), rtol=1e-12, where="a.grad")
+def _(out, ref, given):
+    same(out["a"], given["b"], rtol=1e-12, where="a.grad")
     assert out["b is None"], "b is not one of inputs, but its .grad was changed"
 
 
@@ -153,43 +183,50 @@ class Batch(tuple):
         return len(self[0])
 
 
-def linear_model_gradient(engine, sizes, seed):
-    """Probe helper: mean squared error of a linear model, accumulated over micro-batches of
-    these sizes."""
-    rng = np.random.default_rng(seed)
+def linear_model(rng, sizes):
+    """Given helper: examples X, y of a linear model with weights w, in micro-batches of ``sizes``."""
     n = sum(sizes)
-    X, y = rng.standard_normal((n, 3)), rng.standard_normal(n)
-    w = minishare.tensor(rng.standard_normal(3), requires_grad=True)
+    return {"X": rng.standard_normal((n, 3)), "y": rng.standard_normal(n), "w": rng.standard_normal(3),
+            "sizes": sizes}
+
+
+def linear_model_gradient(engine, model):
+    """Probe helper: mean squared error of the linear model of ``linear_model``, accumulated over
+    its micro-batches."""
+    X, y, sizes = model["X"], model["y"], model["sizes"]
+    w = param(model["w"])
 
     def loss(batch):
         xb, yb = batch
         r = minishare.tensor(xb) @ w.reshape(3, 1) - minishare.tensor(yb.reshape(-1, 1))
         return (r * r).mean()
 
-    bounds = np.cumsum([0] + list(sizes))
+    bounds = np.cumsum([0] + sizes)
     batches = [Batch((X[i:j], y[i:j])) for i, j in zip(bounds[:-1], bounds[1:])]
     (grad,) = engine.accumulated_gradients(loss, [w], batches)
     return grad
 
 
-def full_batch_gradient(sizes, seed):
+def full_batch_gradient(model):
     """Judge helper: the gradient of the mean over all examples, by central differences."""
-    rng = np.random.default_rng(seed)
-    n = sum(sizes)
-    X, y = rng.standard_normal((n, 3)), rng.standard_normal(n)
-    w = rng.standard_normal(3)
-    return numeric_gradient(lambda v: float(((X @ v - y) ** 2).mean()), w)
+    X, y = model["X"], model["y"]
+    return numeric_gradient(lambda v: float(((X @ v - y) ** 2).mean()), model["w"])
 
 
 @case("ex02_task3")
-def test_accumulated_gradient_equals_the_full_batch_gradient(engine):
+def test_accumulated_gradient_equals_the_full_batch_gradient(engine, given):
     """Uneven micro-batches (3 + 1 examples) must give the gradient of the mean over all 4."""
-    return linear_model_gradient(engine, [3, 1], seed=6)
+    return linear_model_gradient(engine, given)
+
+
+@test_accumulated_gradient_equals_the_full_batch_gradient.given
+def _(rng):
+    return linear_model(rng, [3, 1])
 
 
 @test_accumulated_gradient_equals_the_full_batch_gradient.judge
-def _(out, ref):
-    same(out, full_batch_gradient([3, 1], seed=6), rtol=1e-6)
+def _(out, ref, given):
+    same(out, full_batch_gradient(given), rtol=1e-6)
 
 
 ### BEGIN HIDDEN TESTS
@@ -271,23 +308,28 @@ def _(out, ref):
 
 
 @case("ex02_task2")
-def test_shared_gradient_is_the_sum_of_untied_copies(engine):
+def test_shared_gradient_is_the_sum_of_untied_copies(engine, given):
     """Untie W into two leaves with the same values: their gradients add up to the shared one."""
-    x, v = minishare.tensor(array(4, 3, seed=9)), array(4, 3, seed=10)
-    W = leaf(4, 4, seed=8)
+    x, v = minishare.tensor(given["x"]), given["v"]
+    W = param(given["W"])
     engine.backward(W @ (W @ x).relu(), v, [W])
-    W1, W2 = leaf(4, 4, seed=8), leaf(4, 4, seed=8)
+    W1, W2 = param(given["W"]), param(given["W"])
     engine.backward(W2 @ (W1 @ x).relu(), v, [W1, W2])
     return {"shared": W.grad, "untied": [W1.grad, W2.grad]}
 
 
+@test_shared_gradient_is_the_sum_of_untied_copies.given
+def _(rng):
+    return {"W": rng.standard_normal((4, 4)), "x": rng.standard_normal((4, 3)), "v": rng.standard_normal((4, 3))}
+
+
 @test_shared_gradient_is_the_sum_of_untied_copies.judge
-def _(out, ref):
+def _(out, ref, given):
     assert out["untied"][0] is not None and out["untied"][1] is not None, "an untied copy got no gradient"
     same(out["shared"], out["untied"][0] + out["untied"][1], rtol=1e-12)
-    x, v = array(4, 3, seed=9), array(4, 3, seed=10)
-    same(out["shared"], numeric_gradient(lambda w: float((v * (w @ np.maximum(w @ x, 0))).sum()),
-                                         array(4, 4, seed=8)), rtol=1e-6, atol=1e-8)
+    x, v = given["x"], given["v"]
+    same(out["shared"], numeric_gradient(lambda w: float((v * (w @ np.maximum(w @ x, 0))).sum()), given["W"]),
+         rtol=1e-6, atol=1e-8)
 
 
 @case("ex02_task2")
@@ -315,21 +357,26 @@ def test_backward_refuses_an_input_that_is_not_a_gradient_leaf(engine):
 
 
 @case("ex02_task2")
-def test_each_op_on_the_path_runs_its_backward_once_and_no_other(engine):
+def test_each_op_on_the_path_runs_its_backward_once_and_no_other(engine, given):
     """p = Counted(a) is used twice; Counted(c) is off the path from a: it must not run."""
     BACKWARD_CALLS.clear()
-    a, c = leaf(3, seed=15), leaf(3, seed=16)
+    a, c = param(given["a"]), param(given["c"])
     p = Counted.apply(a, tag="on the path")
     root = (p * p).sum() + (Counted.apply(c, tag="off the path") * c).sum()
     engine.backward(root, np.array(1.0), [a])
     return {"calls": dict(BACKWARD_CALLS), "a": a.grad, "c is None": c.grad is None}
 
 
+@test_each_op_on_the_path_runs_its_backward_once_and_no_other.given
+def _(rng):
+    return {"a": rng.standard_normal(3), "c": rng.standard_normal(3)}
+
+
 @test_each_op_on_the_path_runs_its_backward_once_and_no_other.judge
-def _(out, ref):
+def _(out, ref, given):
     assert out["calls"].get("on the path", 0) == 1, f"the op on the path ran backward {out['calls'].get('on the path', 0)} times"
     assert out["calls"].get("off the path", 0) == 0, "an op off the path from the inputs ran backward"
-    same(out["a"], 2 * array(3, seed=15), rtol=1e-12, where="a.grad")
+    same(out["a"], 2 * given["a"], rtol=1e-12, where="a.grad")
     assert out["c is None"], "c is not one of inputs, but its .grad was changed"
 
 
@@ -382,11 +429,16 @@ def _(out, ref):
 
 
 @case("ex02_task3")
-def test_accumulation_over_three_uneven_micro_batches(engine):
-    return linear_model_gradient(engine, [1, 4, 2], seed=17)
+def test_accumulation_over_three_uneven_micro_batches(engine, given):
+    return linear_model_gradient(engine, given)
+
+
+@test_accumulation_over_three_uneven_micro_batches.given
+def _(rng):
+    return linear_model(rng, [1, 4, 2])
 
 
 @test_accumulation_over_three_uneven_micro_batches.judge
-def _(out, ref):
-    same(out, full_batch_gradient([1, 4, 2], seed=17), rtol=1e-6)
+def _(out, ref, given):
+    same(out, full_batch_gradient(given), rtol=1e-6)
 ### END HIDDEN TESTS
