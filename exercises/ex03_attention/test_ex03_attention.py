@@ -3,17 +3,15 @@
 future, no padding leaks in) and central differences of that NumPy attention.
 
 Each probe calls ``attention`` (the student's module) and returns arrays; its judge, run by the
-grader, checks them. Without a judge, a case compares with the reference solution."""
+grader, checks them. Random inputs, the seed of a module's weights and the mask task 3 needs
+(task 2's answer) are chosen by each case's ``given`` function, on the grader's side. Without a
+judge, a case compares with the reference solution."""
 import math
 
 import numpy as np
 
 import minishare
 from minishare.exercises.cases import case, raises, same
-
-
-def array(*shape, seed=0):
-    return np.random.default_rng(seed).standard_normal(shape)
 
 
 def t(a, grad=False):
@@ -39,10 +37,16 @@ def reference_attention(q, k, v, mask):
 
 
 def decoder_mask(real):
-    """Task 2's mask, built here so that task 3's cases do not depend on task 2: (B, T) 1/0 ->
-    (B, 1, T, T), key s visible to query t when s <= t and s is real."""
+    """Given helper: task 2's mask, built on the grader's side so that task 3's cases do not
+    depend on task 2: (B, T) 1/0 -> (B, 1, T, T), key s visible to query t when s <= t and s is
+    real."""
     T = real.shape[1]
     return np.tril(np.ones((T, T), bool))[None, None] & real.astype(bool)[:, None, None, :]
+
+
+def seed(rng):
+    """Given helper: a seed for ``minishare.manual_seed``, so a module's weights are drawn too."""
+    return int(rng.integers(2 ** 31))
 
 
 def weights_of(gqa):
@@ -83,22 +87,26 @@ def _(out, ref):
 
 
 @case("ex03_task1")
-def test_grouped_attention_matches_a_loop_reference_with_a_mask(attention):
+def test_grouped_attention_matches_a_loop_reference_with_a_mask(attention, given):
     """4 query heads, 2 key/value heads (heads 0, 1 read key/value head 0; heads 2, 3 head 1);
     d = 4, dv = 3."""
-    mask = np.random.default_rng(3).random((2, 1, 3, 5)) < 0.6
-    mask[..., 0] = True
-    out, probs = attention.scaled_dot_product_attention(t(array(2, 4, 3, 4, seed=0)), t(array(2, 2, 5, 4, seed=1)),
-                                                        t(array(2, 2, 5, 3, seed=2)), mask)
+    mask = given["mask"]
+    out, probs = attention.scaled_dot_product_attention(t(given["q"]), t(given["k"]), t(given["v"]), mask)
     return {"out": out.numpy(), "masked probabilities": probs.numpy()[np.broadcast_to(~mask, probs.shape)]}
 
 
+@test_grouped_attention_matches_a_loop_reference_with_a_mask.given
+def _(rng):
+    mask = rng.random((2, 1, 3, 5)) < 0.6
+    mask[..., 0] = True                  # every query may attend somewhere
+    return {"q": rng.standard_normal((2, 4, 3, 4)), "k": rng.standard_normal((2, 2, 5, 4)),
+            "v": rng.standard_normal((2, 2, 5, 3)), "mask": mask}
+
+
 @test_grouped_attention_matches_a_loop_reference_with_a_mask.judge
-def _(out, ref):
-    mask = np.random.default_rng(3).random((2, 1, 3, 5)) < 0.6
-    mask[..., 0] = True
-    same(out["out"], reference_attention(array(2, 4, 3, 4, seed=0), array(2, 2, 5, 4, seed=1),
-                                         array(2, 2, 5, 3, seed=2), mask), rtol=1e-10, where="the output")
+def _(out, ref, given):
+    same(out["out"], reference_attention(given["q"], given["k"], given["v"], given["mask"]), rtol=1e-10,
+         where="the output")
     assert (out["masked probabilities"] == 0).all(), "a masked key has a probability other than 0"
 
 
@@ -117,18 +125,23 @@ def _(out, ref):
 
 # --------------------------------------------------------------------------- task 3
 @case("ex03_task3")
-def test_grouped_query_attention_matches_reference_per_head(attention):
+def test_grouped_query_attention_matches_reference_per_head(attention, given):
     """H = 8, 4 query heads of size 2, 2 key/value heads; a causal mask over a padded batch."""
-    minishare.manual_seed(0)
+    minishare.manual_seed(given["seed"])
     gqa = attention.GroupedQueryAttention(8, 4, 2).double()
-    mask = decoder_mask(np.array([[1, 1, 1, 1], [1, 1, 0, 0]]))
-    return {"out": gqa(t(array(2, 4, 8, seed=1)), mask).numpy(), "weights": weights_of(gqa)}
+    return {"out": gqa(t(given["x"]), given["mask"]).numpy(), "weights": weights_of(gqa)}
+
+
+@test_grouped_query_attention_matches_reference_per_head.given
+def _(rng):
+    return {"seed": seed(rng), "x": rng.standard_normal((2, 4, 8)),
+            "mask": decoder_mask(np.array([[1, 1, 1, 1], [1, 1, 0, 0]]))}
 
 
 @test_grouped_query_attention_matches_reference_per_head.judge
-def _(out, ref):
-    x = array(2, 4, 8, seed=1)
-    expected = reference_gqa(out["weights"], x, x, decoder_mask(np.array([[1, 1, 1, 1], [1, 1, 0, 0]])), h=4, g=2)
+def _(out, ref, given):
+    x = given["x"]
+    expected = reference_gqa(out["weights"], x, x, given["mask"], h=4, g=2)
     same(out["out"][0], expected[0], rtol=1e-9, where="example 0")
     same(out["out"][1, :2], expected[1, :2], rtol=1e-9, where="example 1")   # padded queries: any value
 
@@ -157,19 +170,23 @@ def _(out, ref):
 
 
 @case("ex03_task1")
-def test_multi_query_attention_gradients(attention):
+def test_multi_query_attention_gradients(attention, given):
     """g = 1 (multi-query): two query heads share one key/value head; d = 3, dv = 2."""
-    arrays = [array(2, 2, 3, seed=4), array(1, 4, 3, seed=5), array(1, 4, 2, seed=6)]
-    mask = np.array([[True, True, False, True], [True, False, False, False]])
-    q, k, v = (t(a, grad=True) for a in arrays)
-    attention.scaled_dot_product_attention(q, k, v, mask)[0].backward(array(2, 2, 2, seed=7))
+    q, k, v = (t(a, grad=True) for a in given["q, k, v"])
+    attention.scaled_dot_product_attention(q, k, v, given["mask"])[0].backward(given["cotangent"])
     return [q.grad, k.grad, v.grad]
 
 
+@test_multi_query_attention_gradients.given
+def _(rng):
+    return {"q, k, v": [rng.standard_normal(shape) for shape in ((2, 2, 3), (1, 4, 3), (1, 4, 2))],
+            "mask": np.array([[True, True, False, True], [True, False, False, False]]),
+            "cotangent": rng.standard_normal((2, 2, 2))}
+
+
 @test_multi_query_attention_gradients.judge
-def _(out, ref):
-    arrays = [array(2, 2, 3, seed=4), array(1, 4, 3, seed=5), array(1, 4, 2, seed=6)]
-    mask, cot = np.array([[True, True, False, True], [True, False, False, False]]), array(2, 2, 2, seed=7)
+def _(out, ref, given):
+    arrays, mask, cot = given["q, k, v"], given["mask"], given["cotangent"]
     for n, name in enumerate("qkv"):
         def phi(moved, n=n):
             args = list(arrays)
@@ -179,23 +196,26 @@ def _(out, ref):
 
 
 @case("ex03_task1")
-def test_one_key_value_head_per_query_head_is_multi_head_attention(attention):
+def test_one_key_value_head_per_query_head_is_multi_head_attention(attention, given):
     """g = h = 3, over a leading batch axis of 2, no mask."""
-    out, _ = attention.scaled_dot_product_attention(t(array(2, 3, 2, 4, seed=8)), t(array(2, 3, 5, 4, seed=9)),
-                                                    t(array(2, 3, 5, 2, seed=10)))
+    out, _ = attention.scaled_dot_product_attention(*(t(a) for a in given))
     return out.numpy()
 
 
+@test_one_key_value_head_per_query_head_is_multi_head_attention.given
+def _(rng):
+    return [rng.standard_normal(shape) for shape in ((2, 3, 2, 4), (2, 3, 5, 4), (2, 3, 5, 2))]
+
+
 @test_one_key_value_head_per_query_head_is_multi_head_attention.judge
-def _(out, ref):
-    same(out, reference_attention(array(2, 3, 2, 4, seed=8), array(2, 3, 5, 4, seed=9), array(2, 3, 5, 2, seed=10),
-                                  None), rtol=1e-10)
+def _(out, ref, given):
+    same(out, reference_attention(*given, None), rtol=1e-10)
 
 
 @case("ex03_task1")
 def test_attention_refuses_groups_that_do_not_divide_the_heads(attention):
-    return raises(ValueError, attention.scaled_dot_product_attention, t(array(3, 2, 4, seed=11)),
-                  t(array(2, 2, 4, seed=12)), t(array(2, 2, 4, seed=13)))
+    return raises(ValueError, attention.scaled_dot_product_attention, t(np.ones((3, 2, 4))),
+                  t(np.ones((2, 2, 4))), t(np.ones((2, 2, 4))))
 
 
 @case("ex03_task2")
@@ -221,43 +241,52 @@ def _(out, ref):
 
 
 @case("ex03_task3")
-def test_no_future_and_no_padding_leaks_in(attention):
+def test_no_future_and_no_padding_leaks_in(attention, given):
     """Changing a future token, or a padding token, leaves the earlier real positions' outputs;
     multi-query (one key/value head for three query heads)."""
-    minishare.manual_seed(3)
+    minishare.manual_seed(given["seed"])
     gqa = attention.GroupedQueryAttention(6, 3, 1).double()
-    x = array(1, 5, 6, seed=4)
-    mask = decoder_mask(np.array([[1, 1, 1, 1, 0]]))
+    x, mask = given["x"], given["mask"]
     x2 = x.copy()
     x2[0, 3:] += 10.0
     return {"before": gqa(t(x), mask).numpy(), "after": gqa(t(x2), mask).numpy(), "weights": weights_of(gqa)}
 
 
+@test_no_future_and_no_padding_leaks_in.given
+def _(rng):
+    return {"seed": seed(rng), "x": rng.standard_normal((1, 5, 6)), "mask": decoder_mask(np.array([[1, 1, 1, 1, 0]]))}
+
+
 @test_no_future_and_no_padding_leaks_in.judge
-def _(out, ref):
+def _(out, ref, given):
     same(out["after"][0, :3], out["before"][0, :3], rtol=1e-12, where="positions 0-2 after changing 3-4")
     assert not np.allclose(out["after"][0, 3], out["before"][0, 3]), "position 3 ignores its own token"
-    x = array(1, 5, 6, seed=4)
-    mask = np.tril(np.ones((5, 5), bool)) & np.array([1, 1, 1, 1, 0], bool)
-    same(out["before"][0, :4], reference_gqa(out["weights"], x, x, mask, h=3, g=1)[0, :4], rtol=1e-9,
+    x = given["x"]
+    same(out["before"][0, :4], reference_gqa(out["weights"], x, x, given["mask"], h=3, g=1)[0, :4], rtol=1e-9,
          where="the output")
 
 
 @case("ex03_task3")
-def test_cross_attention_gradients_and_parameter_count(attention):
+def test_cross_attention_gradients_and_parameter_count(attention, given):
     """Queries from x (2 positions), keys and values from a context of 3; H = 4, 2 query heads,
     1 key/value head: 4·4+4 + 2·(4·2+2) + 4·4+4 = 60 parameters."""
-    minishare.manual_seed(5)
+    minishare.manual_seed(given["seed"])
     gqa = attention.GroupedQueryAttention(4, 2, 1).double()
-    x, context = t(array(1, 2, 4, seed=6), True), t(array(1, 3, 4, seed=7), True)
-    gqa(x, context=context).backward(array(1, 2, 4, seed=8))
+    x, context = t(given["x"], True), t(given["context"], True)
+    gqa(x, context=context).backward(given["cotangent"])
     return {"count": minishare.count_parameters(gqa), "x": x.grad, "context": context.grad, "weights": weights_of(gqa)}
 
 
+@test_cross_attention_gradients_and_parameter_count.given
+def _(rng):
+    return {"seed": seed(rng), "x": rng.standard_normal((1, 2, 4)), "context": rng.standard_normal((1, 3, 4)),
+            "cotangent": rng.standard_normal((1, 2, 4))}
+
+
 @test_cross_attention_gradients_and_parameter_count.judge
-def _(out, ref):
+def _(out, ref, given):
     assert out["count"] == 60, f"{out['count']} parameters, expected 60"
-    x, context, cot = array(1, 2, 4, seed=6), array(1, 3, 4, seed=7), array(1, 2, 4, seed=8)
+    x, context, cot = given["x"], given["context"], given["cotangent"]
     w = out["weights"]
     same(out["x"], numeric_gradient(lambda a: float((cot * reference_gqa(w, a, context, None, 2, 1)).sum()), x),
          rtol=1e-5, atol=1e-8, where="the gradient of x")
