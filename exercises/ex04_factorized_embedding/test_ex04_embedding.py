@@ -1,6 +1,7 @@
 """Cases of exercise 4: the paper's numbers, hand counts, a NumPy reimplementation of the module
 and finite differences of it. Every judge computes its own answer here (none trusts the
-submission's arithmetic, or the library's count of it)."""
+submission's arithmetic, or the library's count of it). Random sizes, weights and inputs are
+drawn by a case's ``given`` function, on the grader's side."""
 import numpy as np
 
 import minishare
@@ -91,43 +92,71 @@ def _(out, ref):
     assert out == 748, out
 
 
+@case("ex04_task3", timeout=5)
+def test_break_even_beyond_the_precision_of_a_float(embedding):
+    """V = 10^21, H = 10^20: E < (V H - H) / (V + H) = (10^21 - 1) / 11, so E is
+    90909090909090909090. A float holds about 16 digits: the same division in floats is off by
+    thousands."""
+    return embedding.break_even_embedding_size(10**21, 10**20)
+
+
+@test_break_even_beyond_the_precision_of_a_float.judge
+def _(out, ref):
+    assert out == 90909090909090909090, out
+
+
 ### BEGIN HIDDEN TESTS
 def saves(V, E, H):
     """Whether E saves parameters over BERT's V × H table, counted term by term."""
     return V * E + E * H + H < V * H
 
 
+def huge(rng):
+    """Given helper: a random int between 10^20 and 10^21, beyond the 16 digits of a float."""
+    return int(rng.integers(10**17, 10**18)) * 1000 + int(rng.integers(1000))
+
+
 @case("ex04_task1")
-def test_counts_for_many_shapes_by_hand(embedding):
-    shapes = [(7, 2, 3), (100, 8, 8), (30, 5, 40), (1, 1, 1), (30000, 768, 768), (2, 9, 3)]
-    return [[V, E, H, embedding.embedding_parameters(V, E, H)] for V, E, H in shapes]
+def test_counts_for_many_shapes_by_hand(embedding, given):
+    return [embedding.embedding_parameters(V, E, H) for V, E, H in given]
+
+
+@test_counts_for_many_shapes_by_hand.given
+def _(rng):
+    drawn = [[int(n) for n in rng.integers(1, 5000, size=3)] for _ in range(4)]
+    return [[7, 2, 3], [100, 8, 8], [30, 5, 40], [1, 1, 1], [30000, 768, 768], [2, 9, 3]] + drawn
 
 
 @test_counts_for_many_shapes_by_hand.judge
-def _(out, ref):
-    for V, E, H, count in out:
+def _(out, ref, given):
+    for (V, E, H), count in zip(given, out):
         table, projection = V * E, (E * H + H if E != H else 0)
         assert count == table + projection, (V, E, H, count)
 
 
 @case("ex04_task2")
-def test_gradients_reach_both_factors_from_both_uses(embedding):
+def test_gradients_reach_both_factors_from_both_uses(embedding, given):
     """The table and the projection are each used twice (embedding and output): their gradients,
     compared with finite differences of the NumPy model, hold both uses."""
-    minishare.manual_seed(3)
+    minishare.manual_seed(given["seed"])
     emb = embedding.FactorizedEmbedding(5, 2, 3).double()
-    ids = np.array([[1, 1, 3], [0, 4, 1]])
-    v = np.random.default_rng(4).standard_normal((2, 3, 5))
-    emb.logits(emb(ids)).backward(v)
+    emb.logits(emb(given["ids"])).backward(given["v"])
     return {"W": emb.word_embeddings.weight.numpy(), "P": emb.projection.weight.numpy(),
-            "b": emb.projection.bias.numpy(), "ids": ids, "v": v,
-            "dW": emb.word_embeddings.weight.grad, "dP": emb.projection.weight.grad,
-            "db": emb.projection.bias.grad}
+            "b": emb.projection.bias.numpy(), "dW": emb.word_embeddings.weight.grad,
+            "dP": emb.projection.weight.grad, "db": emb.projection.bias.grad}
+
+
+@test_gradients_reach_both_factors_from_both_uses.given
+def _(rng):
+    """A token repeated in a row, so the table's gradient adds up within a batch too."""
+    ids = rng.integers(5, size=(2, 3))
+    ids[0, 1] = ids[0, 0]
+    return {"seed": int(rng.integers(2**31)), "ids": ids, "v": rng.standard_normal((2, 3, 5))}
 
 
 @test_gradients_reach_both_factors_from_both_uses.judge
-def _(out, ref):
-    W, P, b, ids, v = out["W"], out["P"], out["b"], out["ids"], out["v"]
+def _(out, ref, given):
+    W, P, b, ids, v = out["W"], out["P"], out["b"], given["ids"], given["v"]
 
     def loss(W, P, b):
         return float((v * logits_numpy(W, P, forward_numpy(W, P, b, ids))).sum())
@@ -145,21 +174,25 @@ def _(out, ref):
 
 
 @case("ex04_task2")
-def test_without_projection_the_output_is_the_table_alone(embedding):
+def test_without_projection_the_output_is_the_table_alone(embedding, given):
     """E = H: no projection; forward is the lookup and logits = h Wᵀ, still tied."""
-    minishare.manual_seed(5)
+    minishare.manual_seed(given["seed"])
     emb = embedding.FactorizedEmbedding(6, 3, 3).double()
-    h = minishare.tensor(np.random.default_rng(6).standard_normal((1, 2, 3)))
-    logits = emb.logits(h)
+    logits = emb.logits(minishare.tensor(given["h"]))
     logits.sum().backward()
-    return {"W": emb.word_embeddings.weight.numpy(), "h": h.numpy(), "logits": logits.numpy(),
+    return {"W": emb.word_embeddings.weight.numpy(), "logits": logits.numpy(),
             "lookup": emb(np.array([[5, 0]])).numpy(), "count": minishare.count_parameters(emb),
             "dW": emb.word_embeddings.weight.grad}
 
 
+@test_without_projection_the_output_is_the_table_alone.given
+def _(rng):
+    return {"seed": int(rng.integers(2**31)), "h": rng.standard_normal((1, 2, 3))}
+
+
 @test_without_projection_the_output_is_the_table_alone.judge
-def _(out, ref):
-    W, h = out["W"], out["h"]
+def _(out, ref, given):
+    W, h = out["W"], given["h"]
     assert out["count"] == 6 * 3, out["count"]
     np.testing.assert_allclose(out["lookup"], W[[[5, 0]]], rtol=1e-12)
     np.testing.assert_allclose(out["logits"], h @ W.T, rtol=1e-10, atol=1e-12)
@@ -181,13 +214,19 @@ def _(out, ref):
 
 
 @case("ex04_task3", timeout=5)
-def test_break_even_for_huge_sizes_without_a_loop(embedding):
-    """V = 10^15 and H = 10^12: an answer near 0.999 H, found by arithmetic, not by trying E."""
-    return [embedding.break_even_embedding_size(10**15, 10**12), embedding.break_even_embedding_size(10**12 + 1, 10**12 + 1)]
+def test_break_even_for_huge_sizes_without_a_loop(embedding, given):
+    """V = 10^15 and H = 10^12: an answer near 0.999 H, found by arithmetic, not by trying E; and
+    sizes near 10^20, where only integer arithmetic is exact."""
+    return [embedding.break_even_embedding_size(V, H) for V, H in given]
+
+
+@test_break_even_for_huge_sizes_without_a_loop.given
+def _(rng):
+    return [[10**15, 10**12], [10**12 + 1, 10**12 + 1]] + [[huge(rng), huge(rng)] for _ in range(3)]
 
 
 @test_break_even_for_huge_sizes_without_a_loop.judge
-def _(out, ref):
-    for (V, H), E in zip([(10**15, 10**12), (10**12 + 1, 10**12 + 1)], out):
+def _(out, ref, given):
+    for (V, H), E in zip(given, out):
         assert isinstance(E, int) and saves(V, E, H) and not saves(V, E + 1, H), (V, H, E)
 ### END HIDDEN TESTS
