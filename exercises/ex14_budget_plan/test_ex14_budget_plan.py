@@ -4,10 +4,12 @@ over the same seeds, and a defence is written. Whether the defence convinces is 
 (the rubric is in README.md).
 
 The probes only read: ``design``, ``alternatives`` and ``measure`` of ``budget_plan`` (the
-student's module), and the answer files beside it. Every number the judges rely on is computed
-here with the library, in a process of its own (``library``): parameter counts, plans, and the
-re-training of runs the student reports, so a number written in ``curve.json`` counts only when
-the library reproduces it."""
+student's module), and the answer files beside it. What the student lays out as they choose (how
+many designs, seeds and steps, the names) crosses as JSON text, since the grader holds a probe's
+data to the reference's layout (the same keys and lengths). Every number the judges rely on is
+computed here with the library, in a process of its own (``library``): parameter counts, plans,
+and the re-training of runs the student reports (runs the grader draws), so a number written in
+``curve.json`` counts only when the library reproduces it."""
 import json
 import math
 import os
@@ -16,24 +18,20 @@ import subprocess
 import sys
 
 import minishare
-from minishare.exercises.cases import case
+from minishare.exercises.cases import case, decode, encode
 
 BUDGET = 65_000                   # the exercise's budget (the module's own constant is not trusted)
 
 
 # --------------------------------------------------------------------------- read by the probes
 def answer_file(budget_plan, name):
-    """The text of an answer file handed in beside the module, or None when there is none."""
+    """The text of an answer file handed in beside the module, or None when there is none: the
+    judges read curve.json with ``decode``."""
     path = os.path.join(os.path.dirname(os.path.abspath(budget_plan.__file__)), name)
     if not os.path.exists(path):
         return None
     with open(path, encoding="utf-8") as f:
         return f.read()
-
-
-def the_curve(budget_plan):
-    text = answer_file(budget_plan, "curve.json")
-    return None if text is None else json.loads(text)
 
 
 # --------------------------------------------------------------------------- computed by the library
@@ -98,9 +96,11 @@ def _(out, ref):
 
 # --------------------------------------------------------------------------- task 2
 def designs_of(budget_plan):
+    """{"mine": config, "alternatives": {name: config}} as JSON text (how many, and their names, are
+    the student's)."""
     others = budget_plan.alternatives(BUDGET)        # task 2's own function first
-    return {"mine": budget_plan.design(BUDGET).to_dict(),
-            "alternatives": {name: config.to_dict() for name, config in others.items()}}
+    return encode({"mine": budget_plan.design(BUDGET).to_dict(),
+                   "alternatives": {name: config.to_dict() for name, config in others.items()}})
 
 
 @case("ex14_task2")
@@ -110,6 +110,7 @@ def test_alternatives_are_within_the_budget_and_differ(budget_plan):
 
 @test_alternatives_are_within_the_budget_and_differ.judge
 def _(out, ref):
+    out = decode(out)
     others = out["alternatives"]
     assert others, "compare with at least one alternative"
     for (name, config), described in zip(others.items(), library(describe, list(others.values()))):
@@ -119,12 +120,12 @@ def _(out, ref):
 
 @case("ex14_task2")
 def test_curve_file_measures_the_design_and_its_alternatives(budget_plan):
-    return {**designs_of(budget_plan), "curve": the_curve(budget_plan)}
+    return {"designs": designs_of(budget_plan), "curve": answer_file(budget_plan, "curve.json")}
 
 
 @test_curve_file_measures_the_design_and_its_alternatives.judge
 def _(out, ref):
-    data = out["curve"]
+    data, out = decode(out["curve"]), decode(out["designs"])
     assert data is not None, "curve.json is missing: run `python budget_plan.py`"
     assert data.get("budget") == BUDGET and data.get("task") == "reverse", "curve.json: budget or task"
     assert isinstance(data.get("batch_size"), int) and isinstance(data.get("train"), dict), \
@@ -199,11 +200,15 @@ def assert_reproduced(name, seed, written, again):
             f"this config by the exercise's protocol from the settings in the file, gets {library_loss:.6f}"
 
 
-def reproduce_run(data, design_index, run_index):
-    """Train again the first steps of one run of curve.json and compare its losses."""
+def reproduce_run(text, designs, draw):
+    """Train again the first steps of one run of curve.json (``text``) and compare its losses: the
+    run of ``draw`` (two numbers in [0, 1)) among the designs ``designs`` (a slice) and their seeds."""
+    data = decode(text)
     assert data is not None, "curve.json is missing: run `python budget_plan.py`"
-    d = data["designs"][design_index]
-    run = d["runs"][run_index]
+    candidates = data["designs"][designs]
+    assert candidates, "curve.json measures no alternative"
+    d = candidates[int(draw["design"] * len(candidates))]
+    run = d["runs"][int(draw["run"] * len(d["runs"]))]
     train, batch_size = data["train"], data["batch_size"]
     per_step = batch_size * train.get("grad_accum_steps", 1)
     assert per_step <= MAX_EXAMPLES_PER_STEP, \
@@ -218,35 +223,58 @@ def reproduce_run(data, design_index, run_index):
             f"{d['name']}, seed {run['seed']}: eval_loss {run['eval_loss']:.6f} written, {again['eval_loss']:.6f} measured"
 
 
-@case("ex14_task2")
-def test_curve_of_your_design_reproduces_at_its_last_seed(budget_plan):
-    return the_curve(budget_plan)
-
-
-@test_curve_of_your_design_reproduces_at_its_last_seed.judge
-def _(out, ref):
-    reproduce_run(out, 0, -1)
+def drawn_run(rng):
+    """Which run the grader trains again, drawn per submission: a written curve must hold at every run."""
+    return {"design": float(rng.random()), "run": float(rng.random())}
 
 
 @case("ex14_task2")
-def test_curve_of_the_last_alternative_reproduces_at_its_first_seed(budget_plan):
-    return the_curve(budget_plan)
+def test_a_run_of_your_design_reproduces(budget_plan):
+    """A run of your design, at a seed the grader draws."""
+    return answer_file(budget_plan, "curve.json")
 
 
-@test_curve_of_the_last_alternative_reproduces_at_its_first_seed.judge
-def _(out, ref):
-    reproduce_run(out, -1, 0)
+@test_a_run_of_your_design_reproduces.given
+def _(rng):
+    return drawn_run(rng)
+
+
+@test_a_run_of_your_design_reproduces.judge
+def _(out, ref, given):
+    reproduce_run(out, slice(0, 1), given)
+
+
+@case("ex14_task2")
+def test_a_run_of_an_alternative_reproduces(budget_plan):
+    """A run of an alternative and a seed, both drawn by the grader."""
+    return answer_file(budget_plan, "curve.json")
+
+
+@test_a_run_of_an_alternative_reproduces.given
+def _(rng):
+    return drawn_run(rng)
+
+
+@test_a_run_of_an_alternative_reproduces.judge
+def _(out, ref, given):
+    reproduce_run(out, slice(1, None), given)
 
 
 @case("ex14_task2", timeout=30)
-def test_measure_follows_the_protocol_on_a_short_run(budget_plan):
+def test_measure_follows_the_protocol_on_a_short_run(budget_plan, given):
     config = budget_plan.design(BUDGET)
-    return {"config": config.to_dict(), "data": budget_plan.measure({"mine": config}, seeds=(0, 1), steps=3)}
+    return {"config": config.to_dict(),
+            "data": encode(budget_plan.measure({"mine": config}, seeds=tuple(given["seeds"]), steps=3))}
+
+
+@test_measure_follows_the_protocol_on_a_short_run.given
+def _(rng):
+    return {"seeds": rng.choice(1000, size=2, replace=False).tolist()}    # not only the 0 and 1 of curve.json
 
 
 @test_measure_follows_the_protocol_on_a_short_run.judge
-def _(out, ref):
-    data = out["data"]
+def _(out, ref, given):
+    data = decode(out["data"])
     assert isinstance(data.get("train"), dict) and data.get("batch_size"), \
         "measure must record its settings: batch_size and train (TrainConfig's fields)"
     assert data["steps"] == data["train"]["steps"] == 3, "measure(..., steps=3) must train 3 steps"
@@ -254,7 +282,7 @@ def _(out, ref):
     (described,) = library(describe, [out["config"]])
     assert d["config"] == out["config"] and d["parameters"] == described.get("count"), \
         "the design's config and its parameter count (count_parameters)"
-    assert [run["seed"] for run in d["runs"]] == [0, 1], "one run per seed, in the order given"
+    assert [run["seed"] for run in d["runs"]] == given["seeds"], "one run per seed, in the order given"
     for run in d["runs"]:
         assert run["step"] == [1, 2, 3] and len(run["loss"]) == 3, f"seed {run['seed']}: steps {run['step']}"
         again = library(retrain, out["config"], run["seed"], data["batch_size"], data["train"], 3)
