@@ -74,8 +74,11 @@ def cycle_rev_code(N, M):
     return [i % M if i < n_cycled else M - 1 - (i - n_cycled) for i in range(N)]
 
 
-TAKASE_KIYONO_RULES = {"sequence": sequence, "cycle": cycle, "cycle-rev": cycle_rev,
-                       "cycle-rev-code": cycle_rev_code}
+# strategy -> the name of its function here, not the function: ``assign`` looks it up when called,
+# so a wrapper put on the module's function (the grader's tripwire, in an exercise that has
+# students write these rules) is what runs, and the table holds no answer of its own
+TAKASE_KIYONO_RULES = {"sequence": "sequence", "cycle": "cycle", "cycle-rev": "cycle_rev",
+                       "cycle-rev-code": "cycle_rev_code"}
 TAKASE_KIYONO = tuple(TAKASE_KIYONO_RULES)
 
 
@@ -89,7 +92,7 @@ def assign(strategy, n_layers, n_unique):
     need 3).
     """
     N, M = _check_takase_kiyono(strategy, n_layers, n_unique)
-    return TAKASE_KIYONO_RULES[strategy](N, M)
+    return globals()[TAKASE_KIYONO_RULES[strategy]](N, M)
 
 
 # ---- later plans from the literature ----------------------------------------------------------

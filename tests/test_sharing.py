@@ -368,6 +368,16 @@ def test_module_names():
     assert sharing.COMPONENTS == ("attention", "cross_attention", "ffn")
 
 
+def test_the_rules_table_names_functions_that_assign_looks_up_when_called(monkeypatch):
+    """The table holds names, no rule a submission to ex05 could call past the grader's tripwire,
+    and assign runs whatever the module holds under that name when it is called (the tripwire)."""
+    assert all(callable(getattr(sharing, name)) for name in sharing.TAKASE_KIYONO_RULES.values())
+    assert not any(callable(rule) for rule in sharing.TAKASE_KIYONO_RULES.values())
+    seen, rule = [], sharing.cycle
+    monkeypatch.setattr(sharing, "cycle", lambda N, M: seen.append((N, M)) or rule(N, M))
+    assert assign("cycle", 5, 2) == [0, 1, 0, 1, 0] and seen == [(5, 2)]
+
+
 def _filled_cells(ax):
     return [p for p in ax.patches if p.get_facecolor()[3] > 0]
 
