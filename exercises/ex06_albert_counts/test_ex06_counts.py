@@ -1,6 +1,8 @@
 """Cases of exercise 6 against ALBERT's Tables 3 and 4 (the paper's rounded millions), hand counts,
 and the tensors of a model the judge builds (minishare.count_parameters, run in the grader's
-process: it walks the parameters and knows nothing of the formula)."""
+process: it walks the parameters and knows nothing of the formula). The paper's numbers stay with
+the judges: a probe gets only the rows to count, from its case's ``given`` function, which also
+draws the sizes of the hidden cases' tiny models."""
 import math
 
 import minishare
@@ -62,9 +64,14 @@ def _(out, ref):
 
 
 @case("ex06_task3")
-def test_table_3_all_shared_and_not_shared(counts):
+def test_table_3_all_shared_and_not_shared(counts, given):
     return {f"{E} {sharing}": counts.albert_parameters(albert_base(embedding_size=E, sharing=sharing))
-            for E in TABLE_3 for sharing in ("not-shared", "all-shared")}
+            for E in given for sharing in ("not-shared", "all-shared")}
+
+
+@test_table_3_all_shared_and_not_shared.given
+def _(rng):
+    return list(TABLE_3)                 # the rows' E
 
 
 @test_table_3_all_shared_and_not_shared.judge
@@ -91,47 +98,67 @@ def _(out, ref):
 ### BEGIN HIDDEN TESTS
 EMBEDDING_VARIANTS = {"E = H": dict(embedding_size=8), "E = H, projection kept": dict(embedding_size=8, embedding_projection=True),
                       "E < H": dict(), "E > H": dict(embedding_size=10)}
-PADDINGS = (1, 8, 10, 25, 50, 64, 128)      # V = 50: 56, 50, 50, 50, 64, 128
+PADDINGS = (1, 8, 10, 25, 50, 64, 128)
+
+
+def tiny_sizes(rng):
+    """Given helper: random sizes of a tiny model (2 heads, so an even H; E < H)."""
+    H = 2 * int(rng.integers(2, 8))
+    return dict(vocab_size=int(rng.integers(20, 200)), embedding_size=int(rng.integers(2, H)), hidden_size=H,
+                intermediate_size=int(rng.integers(4, 40)), max_position_embeddings=int(rng.integers(8, 40)))
 
 
 @case("ex06_task1")
-def test_embedding_for_every_projection_rule_and_padding(counts):
-    return {f"{name} pad {pad}": counts.embedding_parameters(tiny(**fields), pad_vocab_to=pad)
+def test_embedding_for_every_projection_rule_and_padding(counts, given):
+    return {f"{name} pad {pad}": counts.embedding_parameters(tiny(vocab_size=given, **fields), pad_vocab_to=pad)
             for name, fields in EMBEDDING_VARIANTS.items() for pad in PADDINGS}
 
 
+@test_embedding_for_every_projection_rule_and_padding.given
+def _(rng):
+    return 10 * int(rng.integers(2, 30))   # V: padded to 10 it stays; 64 and 128 are above it or not
+
+
 @test_embedding_for_every_projection_rule_and_padding.judge
-def _(out, ref):
+def _(out, ref, given):
     for name, fields in EMBEDDING_VARIANTS.items():
         E = fields.get("embedding_size", 6)
         projected = fields.get("embedding_projection", E != 8)
         for pad in PADDINGS:
-            V = math.ceil(50 / pad) * pad
+            V = math.ceil(given / pad) * pad
             expected = (V + 16 + 2) * E + 2 * E + (E * 8 + 8 if projected else 0)
             assert out[f"{name} pad {pad}"] == expected, (name, pad, out[f"{name} pad {pad}"], expected)
 
 
 @case("ex06_task2")
-def test_sets_match_built_modules(counts):
-    return {f"{H} {I}": [counts.attention_set_parameters(tiny(hidden_size=H, intermediate_size=I)),
-                         counts.ffn_set_parameters(tiny(hidden_size=H, intermediate_size=I))]
-            for H, I in ((8, 12), (12, 20), (6, 24))}
+def test_sets_match_built_modules(counts, given):
+    return [[counts.attention_set_parameters(tiny(hidden_size=H, intermediate_size=I)),
+             counts.ffn_set_parameters(tiny(hidden_size=H, intermediate_size=I))] for H, I in given]
+
+
+@test_sets_match_built_modules.given
+def _(rng):
+    return [[2 * int(rng.integers(2, 12)), int(rng.integers(4, 64))] for _ in range(3)]     # H, I
 
 
 @test_sets_match_built_modules.judge
-def _(out, ref):
+def _(out, ref, given):
     from minishare.nn import FFN, LayerNorm, MultiHeadAttention
-    for key, (attention, ffn) in out.items():
-        H, I = map(int, key.split())
+    for (H, I), (attention, ffn) in zip(given, out):
         norm = minishare.count_parameters(LayerNorm(H))
-        assert attention == minishare.count_parameters(MultiHeadAttention(H, 2)) + norm, (key, attention)
-        assert ffn == minishare.count_parameters(FFN(H, I, "gelu")) + norm, (key, ffn)
+        assert attention == minishare.count_parameters(MultiHeadAttention(H, 2)) + norm, (H, I, attention)
+        assert ffn == minishare.count_parameters(FFN(H, I, "gelu")) + norm, (H, I, ffn)
 
 
 @case("ex06_task3")
-def test_table_4_every_variant(counts):
+def test_table_4_every_variant(counts, given):
     return {f"{sharing} {E}": counts.albert_parameters(albert_base(embedding_size=E, sharing=sharing))
-            for sharing in TABLE_4 for E in (768, 128)}
+            for sharing in given for E in (768, 128)}
+
+
+@test_table_4_every_variant.given
+def _(rng):
+    return list(TABLE_4)                 # the variants' names
 
 
 @test_table_4_every_variant.judge
@@ -151,16 +178,22 @@ PLANS["explicit 1 and 4 sets"] = dict(sharing={"attention": [0, 0, 0, 0], "ffn":
 
 
 @case("ex06_task3")
-def test_every_plan_counts_its_sets(counts):
+def test_every_plan_counts_its_sets(counts, given):
     """Takase & Kiyono's strategies for M that divide N and M that do not, the Universal
     Transformer, and explicit schedules whose components have different numbers of sets."""
-    return {name: counts.albert_parameters(tiny(**fields)) for name, fields in PLANS.items()}
+    return {name: counts.albert_parameters(tiny(**given, **fields)) for name, fields in PLANS.items()}
+
+
+@test_every_plan_counts_its_sets.given
+def _(rng):
+    return tiny_sizes(rng)
 
 
 @test_every_plan_counts_its_sets.judge
-def _(out, ref):
+def _(out, ref, given):
     for name, fields in PLANS.items():
-        assert out[name] == built(fields), (name, out[name], built(fields))
+        expected = built({**given, **fields})
+        assert out[name] == expected, (name, out[name], expected)
 
 
 CONFIG_DETAILS = {"pre-LN": dict(norm_position="pre"), "pre-LN shared-ffn": dict(norm_position="pre", sharing="shared-ffn"),
