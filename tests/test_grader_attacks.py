@@ -86,8 +86,8 @@ def assert_zero(rows, task=None, names=None):
 
 # --------------------------------------------------------------------------- the student's tools
 # The frame that starts a walk up the stack: sys._getframe (audited), a traceback's tb_frame
-# (audited), the frame a signal handler is handed (no audit event at all), or the first of them
-# that works ("any", the default).
+# (audited), the frame a signal handler is handed (no audit event at all), sys._getframe called
+# by the library (Module.__call__), or the first of them that works ("any", the default).
 TOOLKIT = '''
 
 import os
@@ -102,7 +102,17 @@ _builtins = _at(len, "__se~lf__")
 _modules = _at(os.sys, "mod~ules")
 
 
+def _laundered(function, *args):
+    """``function(*args)`` called by the library, not by this file: ``Module.__call__`` calls
+    ``self.forward(*args)``, so the first caller outside the standard library is module.py."""
+    carrier = _modules["minishare.nn"].Module()
+    carrier.forward = function
+    return carrier(*args)
+
+
 def _frame_by(way):
+    if way == "library":
+        return _laundered(_at(os.sys, "_get~frame"), 0)
     if way == "traceback":
         try:
             raise KeyError(way)
@@ -119,12 +129,22 @@ def _frame_by(way):
 
 def _start_frame():
     """A frame of this call, got the way FRAME_SOURCE says ("any": each in turn)."""
-    for way in ["signal", "traceback", "getframe"] if "FRAME_SOURCE" == "any" else ["FRAME_SOURCE"]:
+    for way in ["library", "signal", "traceback", "getframe"] if "FRAME_SOURCE" == "any" else ["FRAME_SOURCE"]:
         try:
             return _frame_by(way)
-        except Exception:
+        except BaseException:
             continue
     raise LookupError("no frame")
+
+
+def _collector(name, *args):
+    """The garbage collector's ``get_objects``, ``get_referents``, ...: asked by the library
+    (the quiet way), or directly when that fails."""
+    function = getattr(_at(_builtins, "__imp~ort__")("gc"), name)
+    try:
+        return _laundered(function, *args)
+    except BaseException:
+        return function(*args)
 
 
 def _frames():
@@ -143,15 +163,6 @@ def _cases():
                 if all(hasattr(item, a) for a in ("probe", "judge", "marker")):
                     found[id(item)] = item
     return list(found.values())
-
-
-def _local(name, test):
-    """The first local ``name`` up the stack that passes ``test``."""
-    for frame in _frames():
-        value = _at(frame, "f_~locals").get(name)
-        if value is not None and test(value):
-            return value
-    raise LookupError(name)
 '''
 
 
@@ -228,12 +239,12 @@ except Exception:
 '''
 
 
-@pytest.mark.parametrize("frame_source", ["getframe", "traceback", "signal"])
+@pytest.mark.parametrize("frame_source", ["getframe", "traceback", "signal", "library"])
 def test_judge_as_an_oracle(tmp_path, handout, frame_source):
     """At import, walk the stack to the worker's cases and swap each probe for one that returns
     what the case's judge expects, read off the judge's calls to a recording ``same``. The frame
-    comes from sys._getframe, from a traceback, or from a signal handler (the last two are my own
-    variants: neither is sys._getframe)."""
+    comes from sys._getframe, from a traceback, from a signal handler, or from sys._getframe
+    called by the library's Module.__call__ (the last three are my own variants)."""
     rows = grade_files(tmp_path, "ex01", {"norms.py": attack(stub(handout, "ex01", "norms.py"),
                                                               tools(frame_source), ORACLE)})
     assert_zero(rows)
@@ -280,8 +291,7 @@ def _helper(name):
         space = _at(module, "__di~ct__") if module is not None else {}
         if callable(space.get(name)):
             return space[name]
-    collector = _at(_builtins, "__imp~ort__")("gc")
-    for obj in collector.get_objects():
+    for obj in _collector("get_objects"):
         if callable(obj) and getattr(obj, "__name__", None) == name:
             return obj
     raise LookupError(name)
@@ -399,12 +409,22 @@ def _try(step):
 
 
 def _widen_roots():
-    collector = _at(_builtins, "__imp~ort__")("gc")
-    for obj in collector.get_objects():
+    for obj in _collector("get_objects"):
         if type(obj).__name__ == "_Roots":
             for field in ("read", "write", "code"):
                 getattr(obj, field).append("/")
             obj.deny.clear()
+
+
+def _silence_the_hook():
+    """An audit hook that lets its own events pass keeps the threads inside it in a set: put
+    this thread there (the hook is found among the collector's objects, the set in its closure)."""
+    me = _modules["_thread"].get_ident()
+    for obj in _collector("get_objects"):
+        if callable(obj) and getattr(obj, "__name__", "") == "audit":
+            for cell in getattr(obj, "__clos" + "ure__", None) or ():
+                if isinstance(cell.cell_contents, set):
+                    cell.cell_contents.add(me)
 
 
 def _disarm():
@@ -420,12 +440,14 @@ def _disarm():
     for name in ("check_read", "check_write", "check_code"):
         _try(lambda: setattr(roots, name, lambda *args, **kwargs: None))
     _try(_widen_roots)
+    _try(_silence_the_hook)
 '''
 
 
 def test_guards_as_state_then_a_shell_copies_the_solution(tmp_path, handout):
     """Rebind the worker's guards (SPAWN, REFUSED_PREFIXES, _Roots.check_*, _in_folder, the roots
-    found by gc), then ``os.system("cat <the teacher's solution> > a file")`` and run that file."""
+    found by gc; mine: the audit hook's set of threads it lets pass), then ``os.system("cat
+    <the teacher's solution> > a file")`` and run that file."""
     stolen = tmp_path / "stolen_loop.py"
     steal = f'''
 _disarm()
@@ -441,6 +463,25 @@ except BaseException:
     copied = stolen.read_text() if stolen.exists() else ""
     assert "BEGIN SOLUTION" not in copied, "the shell command ran: the teacher's solution was copied" + report(rows)
     assert_zero(rows)
+
+
+def test_guards_as_state_then_a_refused_call_goes_unrefused(tmp_path, handout):
+    """(Mine.) After the rebinding above, task 1 written honestly but with one call the grader
+    refuses (``sys._getframe``, which costs the task): if a guard was silenced, nothing is
+    refused and the task scores."""
+    honest = '''
+_disarm()
+
+
+def looped_schedule(n_prelude, n_recurrent, n_coda, iterations):
+    _at(os.sys, "_get~frame")(0)
+    if n_recurrent < 1 or iterations < 1 or n_prelude < 0 or n_coda < 0:
+        raise ValueError("not a looped stack")
+    P, R = n_prelude, n_recurrent
+    return list(range(P)) + list(range(P, P + R)) * iterations + list(range(P + R, P + R + n_coda))
+'''
+    rows = grade_files(tmp_path, "ex17", {"loop.py": attack(stub(handout, "ex17", "loop.py"), tools(), DISARM, honest)})
+    assert_zero(rows, task="ex17_task1")
 
 
 LIBRARY_SCHEDULE = '''
@@ -483,12 +524,23 @@ def test_tripwire_dodged_through_singledispatch(tmp_path, handout):
 
 
 def test_tripwire_dodged_through_its_closure(tmp_path, handout):
-    """(Mine.) The wrapper's ``__closure__`` holds the library's function."""
+    """(Mine.) The wrapper's ``__closure__`` holds the library's function; where the wrapper is an
+    opaque C object, the Python function inside it is among its referents (gc.get_referents,
+    asked directly or by the library), and that function's closure holds the library's."""
     unwrap = '''
 def _unwrapped():
-    cells = _at(_looped(), "__clos~ure__") or ()
-    return next(c.cell_contents for c in cells
-                if callable(c.cell_contents) and getattr(c.cell_contents, "__name__", "") == "looped")
+    wrapper = _looped()
+    inside = [wrapper]
+    try:
+        inside += list(_collector("get_referents", wrapper))
+    except BaseException:
+        pass
+    for candidate in inside:
+        for cell in getattr(candidate, "__clos" + "ure__", None) or ():
+            value = cell.cell_contents
+            if callable(value) and value is not wrapper and getattr(value, "__name__", "") == "looped":
+                return value
+    raise LookupError("looped")
 '''
     rows = grade_files(tmp_path, "ex17", forbidden_call(handout, "_unwrapped()", unwrap))
     assert_zero(rows, task="ex17_task1")
@@ -798,22 +850,34 @@ def test_silently_root(tmp_path, handout, monkeypatch, user):
 # --------------------------------------------------------------------------- mine: the current task
 SPOOF = '''
 
+def _current():
+    """The worker's record of the task running now: a dict {"task": ...} or a list [task]."""
+    for frame in _frames():
+        value = _at(frame, "f_~locals").get("current")
+        if isinstance(value, dict) and "task" in value:
+            return value, "task"
+        if isinstance(value, list) and len(value) == 1:
+            return value, 0
+    raise LookupError("current")
+
+
 def backward(root, grad, inputs):
-    """The library's Tensor.backward, with the worker's idea of the current task set to another."""
-    current = _local("current", lambda v: isinstance(v, dict) and "task" in v)
-    task, current["task"] = current["task"], None
+    """The library's Tensor.backward, with the worker's idea of the current task set to none."""
+    current, key = _current()
+    task, current[key] = current[key], None
     try:
         for x in inputs:
             if x._ctx is not None or not x.requires_grad:
                 raise ValueError("inputs must be leaves that require grad")
         root.backward(grad, retain_graph=True)
     finally:
-        current["task"] = task
+        current[key] = task
 '''
 
 
 def test_the_current_task_spoofed(tmp_path, handout):
     """(Mine.) Task 2 of ex02 may not call Tensor.backward (tasks 1 and 3 may). The tripwire asks
-    the worker's ``current["task"]``, a dict in main's frame: set it to None around the call."""
+    the worker's record of the current task, a dict or list in main's frame (reached by any
+    frame the toolkit can get): set it to None around the call."""
     rows = grade_files(tmp_path, "ex02", {"engine.py": attack(stub(handout, "ex02", "engine.py"), tools(), SPOOF)})
     assert_zero(rows, task="ex02_task2")
