@@ -411,7 +411,7 @@ def test_reaching_the_library_through_an_object_trips_at_run_time(tmp_path, hand
         ''', solve=True)
     task2 = {r["name"]: r for r in rows if r["task"] == "ex05_task2"}
     assert task2["test_cycle_worked_example"]["score"] == 0
-    assert "scored zero: minishare.sharing.Plan.index called" in task2["test_cycle_worked_example"]["output"]
+    assert "called (assign.py)" in task2["test_cycle_worked_example"]["output"]     # the tripwire, not only the scan
     assert all(r["passed"] for r in rows if r["task"] == "ex05_task1")
 
 

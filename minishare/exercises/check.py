@@ -115,7 +115,8 @@ def check_mutants(root, suite, box, refs, scratch, judges):
     """(problems, {marker: (caught, total)})."""
     problems, counts = [], {}
     for name, marker, doc in mutants(root, suite.exercise):
-        rows = grade.grade_exercise(root, suite, mutant_files(root, suite.exercise, name), box, refs, scratch, judges)
+        rows = grade.grade_exercise(root, suite, mutant_files(root, suite.exercise, name), box, refs, scratch, judges,
+                                    task=marker)
         mine = [r for r in rows if r["task"] == marker]
         caught = any(not r["passed"] for r in mine)
         done, total = counts.get(marker, (0, 0))

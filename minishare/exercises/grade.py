@@ -14,8 +14,9 @@ For each exercise:
    holds probes only: no judge, reference helper or expected value is ever in its process.
 5. **Judge** in a process of the grader's own with a time and memory limit per case
    (``judging``): each case's judge gets the submission's data, the reference's and the inputs;
-   the worker's tripwires and audit hook add what they refused. A task's points are shared by its
-   cases so that the shares add up to the task's points exactly.
+   the worker's tripwires and audit hook add what they refused, and a refusal in any case of a
+   task costs the whole task. A task's points are shared by its cases so that the shares add up
+   to the task's points exactly.
 
 ``--json`` writes Gradescope's ``results.json``: ``score``, ``output`` (the notes), and per case
 ``name``, ``score``, ``max_score``, ``output``, ``visibility`` (hidden cases ``after_published``).
@@ -184,20 +185,24 @@ def reference_texts(root, exercise):
     return texts
 
 
-def grade_exercise(root, suite, files, box, refs, scratch, judges, seed=None):
+def grade_exercise(root, suite, files, box, refs, scratch, judges, seed=None, task=None):
     """Rows of one exercise: one per case. ``refs``: the reference's records on the public
-    inputs; ``seed``: the grader's secret for the hidden inputs (None: the public ones)."""
+    inputs; ``seed``: the grader's secret for the hidden inputs (None: the public ones);
+    ``task``: only that task's cases, visible and hidden in one worker (``check``'s mutants: the
+    teacher's own code, so nothing needs keeping apart)."""
     exercise = suite.exercise
-    given = suite.inputs(list(suite.cases), seed)
+    tasks = [t for t in exercise.tasks if task in (None, t.marker)]
+    wanted = [n for n, c in suite.cases.items() if c.marker in {t.marker for t in tasks}]
+    given = suite.inputs(wanted, seed)
     redrawn = [n for n in suite.names(hidden=True) if n in given]
     if seed is not None and redrawn:           # the reference on this submission's hidden inputs
         refs = {**refs, **references(root, suite, box, redrawn, seed)}
     costs = static_breaches(exercise, files, reference_texts(root, exercise))
     forbid = {name: [] for name in exercise.forbid if not name.startswith(".")}
-    for task in exercise.tasks:
-        for name in task.forbid:
+    for one in exercise.tasks:
+        for name in one.forbid:
             if not name.startswith("."):
-                forbid.setdefault(name, []).append(task.marker)
+                forbid.setdefault(name, []).append(one.marker)
     modules = [m for m in exercise.forbid + tuple(n for t in exercise.tasks for n in t.forbid)
                if not m.startswith(".")]
     records, import_breaches = {}, []
@@ -207,23 +212,26 @@ def grade_exercise(root, suite, files, box, refs, scratch, judges, seed=None):
     with open(released, "w", encoding="utf-8") as f:
         f.write(regions.strip_hidden(text, suite.path))
     timeouts = {n: c.timeout for n, c in suite.cases.items()}
-    for hidden, case_file in ((False, released), (True, suite.path)):
-        names = suite.names(hidden)
+    runs = [(wanted, suite.path)] if task else [(suite.names(False), released), (suite.names(True), suite.path)]
+    for names, case_file in runs:
         if names:
             result = box.run(files, case_file, names, exercise.modules, forbid, modules, timeouts,
                              {n: given[n] for n in names if n in given})
             records.update(result.records)
             import_breaches += result.breaches
     for breach in import_breaches:
-        for task in exercise.tasks:
-            costs.setdefault(task.marker, []).append(f"while the module imported: {breach}")
+        for one in exercise.tasks:
+            costs.setdefault(one.marker, []).append(f"while the module imported: {breach}")
+    for name, record in records.items():      # a forbidden use in one case costs its whole task
+        for breach in (record or {}).get("breaches", ()):
+            costs.setdefault(suite.cases[name].marker, []).append(breach)
     rows = []
-    for task in exercise.tasks:
-        names = [n for n, c in suite.cases.items() if c.marker == task.marker]
-        for name, share in zip(names, split(task.points, len(names))):
+    for one in tasks:
+        names = [n for n, c in suite.cases.items() if c.marker == one.marker]
+        for name, share in zip(names, split(one.points, len(names))):
             passed, output = judge(suite, name, records.get(name), refs.get(name), given.get(name),
-                                   costs.get(task.marker), judges)
-            rows.append(dict(exercise=exercise.id, task=task.marker, name=name, passed=passed,
+                                   costs.get(one.marker), judges)
+            rows.append(dict(exercise=exercise.id, task=one.marker, name=name, passed=passed,
                              score=share if passed else 0.0, max_score=share, output=output,
                              hidden=name in suite.hidden))
     return rows
@@ -237,8 +245,6 @@ def judge(suite, name, record, ref, given, breaches, judges):
         return False, head + "scored zero: " + "; ".join(sorted(set(breaches)))
     if record is None:
         return False, head + "not run"
-    if record.get("breaches"):
-        return False, head + "scored zero: " + "; ".join(record["breaches"])
     if "error" in record:
         return False, head + record["error"]
     if ref is None or "error" in ref:

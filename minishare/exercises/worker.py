@@ -52,7 +52,7 @@ REFUSED_PREFIXES = ("socket.", "ctypes.", "sys.settrace", "sys.setprofile", "sys
 # ways to reach this process's own state (frames, and objects by the collector's lists)
 INTROSPECTION = ("sys._getframe", "sys._current_frames", "sys._current_exceptions", "sys._getframemodulename",
                  "gc.get_objects", "gc.get_referrers", "gc.get_referents")
-FRAME_ATTRIBUTES = ("tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back")
+FRAME_ATTRIBUTES = ("tb_frame", "gi_frame", "cr_frame", "ag_frame")   # the ones Python audits
 WRITES = ("os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.symlink",
           "os.link", "os.truncate", "os.utime", "shutil.rmtree", "shutil.move", "shutil.copyfile",
           "os.chflags", "os.lchown", "os.mkfifo", "os.mknod")
@@ -80,12 +80,13 @@ def main(spec_path):
     from minishare.exercises import landlock
     roots = _roots(spec)
     locked = landlock.restrict(roots["read"] + landlock.SYSTEM, roots["write"])
-    audit, tripwire, frame_of = _guards(roots, spec["forbidden_modules"], send, current)
+    audit, tripwire, frame_of, seal = _guards(roots, spec["forbidden_modules"], send, current)
     for name, tasks in spec["forbid"].items():
         _tripwire(name, frozenset(tasks), tripwire)
-    _lock_signal_handlers(frame_of, roots["submission"])
+    _lock_signal_handlers(frame_of, roots["submission"], send)
+    seal()
     sys.addaudithook(audit)
-    del audit, tripwire, frame_of                     # only the interpreter and the wrappers hold them
+    del audit, tripwire, frame_of, seal               # only the interpreter and the wrappers hold them
     try:
         modules = {name: importlib.import_module(name) for name in spec["modules"]}
         failure = None
@@ -213,8 +214,8 @@ def _roots(spec):
 
 
 def _guards(roots, forbidden, send, current):
-    """(audit hook, tripwire factory, frame_of): closures over what they decide with, captured
-    now. Nothing they use is looked up later in a module a submission could change."""
+    """(audit hook, tripwire factory, frame_of, seal): closures over what they decide with,
+    captured now. Nothing they use is looked up later in a module a submission could change."""
     getframe, get_ident, fspath, path_like = sys._getframe, _thread.get_ident, posix.fspath, os.PathLike
     encoding = sys.getfilesystemencoding()
     any, isinstance, str, bytes, getattr, open = (builtins.any, builtins.isinstance, builtins.str, builtins.bytes,
@@ -234,6 +235,7 @@ def _guards(roots, forbidden, send, current):
     wrapper = functools.lru_cache(maxsize=0)          # a C callable: no closure, no code to read
     send_breach = _breach_sender(send)
     real = _resolver()
+    loaded = set()                                    # the files of the modules loaded before the submission
 
     def fsdecode(path):
         path = fspath(path)
@@ -261,6 +263,28 @@ def _guards(roots, forbidden, send, current):
     def by_submission(depth):
         return submission_file(depth + 1) is not None
 
+    def submission_on_stack(depth):
+        """The first file of the submission anywhere on the stack above ``depth``, or None: a
+        library function that calls what it is handed (``Module.__call__`` calls ``forward``)
+        is still the submission's call."""
+        frame = getframe(depth + 1)
+        while frame is not None and not frame.f_code.co_filename.startswith(submission):
+            frame = frame.f_back
+        return frame.f_code.co_filename[len(submission):] if frame is not None else None
+
+    def forbidden_caller(names):
+        """The submission's file making this forbidden call, or None. The first frame outside
+        the interpreter and NumPy decides: the submission's own; or a library frame on behalf of
+        the submission when its code does not name the function (so it was handed it), unless it
+        is an operator the syntax calls (``__init__``, ``__add__``)."""
+        frame = frame_of(2)
+        name = frame.f_code.co_filename if frame is not None else ""
+        if name.startswith(submission):
+            return name[len(submission):]
+        if frame is None or names[0].startswith("__") or any(n in frame.f_code.co_names for n in names):
+            return None
+        return submission_on_stack(2)
+
     def refuse(what, error=PermissionError, message=None):
         send_breach(f"{what} refused")
         raise error(message or f"the grader does not let a submission use {what}")
@@ -278,8 +302,9 @@ def _guards(roots, forbidden, send, current):
         if isinstance(filename, str) and filename.startswith("<frozen ") and source is None:
             return
         path = real(filename) if isinstance(filename, str) else None
-        if path is None or not under(path, code_roots) or under(path, deny):
-            raise PermissionError(f"the grader does not let a submission compile or run code from {filename!r}")
+        if path is None or not under(path, code_roots) or under(path, deny) or path in loaded:
+            raise PermissionError(f"the grader does not let a submission compile or run code from {filename!r}"
+                                  + (" again (a fresh copy of a module has no tripwires)" if path in loaded else ""))
         if source is not None:
             with open(path, "rb") as f:
                 content = f.read()
@@ -292,8 +317,17 @@ def _guards(roots, forbidden, send, current):
         if event.startswith("marshal.load") and not getframe(2).f_code.co_filename.startswith("<frozen importlib"):
             refuse(event)                             # (the import system reads .pyc files with it)
         if event in introspection or (event == "object.__getattr__" and args[1] in frame_attributes):
-            if by_submission(2):
-                refuse(event if event != "object.__getattr__" else f"the attribute {args[1]}")
+            what = args[1] if event == "object.__getattr__" else event.rsplit(".", 1)[-1]
+            asking = getframe(2).f_code               # the code that made the call
+            if asking in own_code:
+                return
+            # code that names what it calls asks for itself (``namedtuple`` reads its caller's
+            # module name), so the first frame outside the interpreter and NumPy decides; code
+            # that was handed it (``Module.__call__`` calling a ``forward`` set to it) asks for
+            # whoever handed it, the submission if it is on the stack at all
+            named = what in asking.co_names
+            if (by_submission(2) if named else submission_on_stack(2) is not None):
+                refuse(event if event != "object.__getattr__" else f"the attribute {what}")
         elif event == "open":
             path, mode, flags = args[0], args[1] or "r", args[2] or 0
             if isinstance(path, int):
@@ -345,8 +379,10 @@ def _guards(roots, forbidden, send, current):
             busy.discard(me)
 
     def tripwire(dotted, tasks, function):
+        names = (dotted.rsplit(".", 1)[-1], dotted.rsplit(".", 2)[-2])    # the function, its class or module
+
         def guarded(*args, **kwargs):
-            caller = submission_file(1) if not tasks or current[0] in tasks else None
+            caller = forbidden_caller(names) if not tasks or current[0] in tasks else None
             if caller is not None:
                 send_breach(f"{dotted} called ({caller})")
                 raise Forbidden(f"{dotted} may not be used in this exercise")
@@ -357,7 +393,13 @@ def _guards(roots, forbidden, send, current):
         opaque.__doc__, opaque.__module__ = function.__doc__, function.__module__
         return opaque
 
-    return audit, tripwire, frame_of
+    own_code = (frame_of.__code__, submission_on_stack.__code__)   # the guards' own looks at the stack
+
+    def seal():
+        """From now on no file loaded so far may be compiled again at the submission's asking."""
+        loaded.update(real(m.__file__) for m in list(sys.modules.values())
+                      if isinstance(getattr(m, "__file__", None), str))
+    return audit, tripwire, frame_of, seal
 
 
 def _breach_sender(send):
@@ -396,14 +438,17 @@ def _resolver():
     return real
 
 
-def _lock_signal_handlers(frame_of, submission):
+def _lock_signal_handlers(frame_of, submission, send):
     """A signal handler is called with the frame that was running: a submission may not set one
     (its way to this process's state). ``signal.signal`` and ``_signal.signal`` refuse a call
     from the submission."""
+    send_breach = _breach_sender(send)
+
     def locked(install):
         def guarded(signum, handler):
             frame = frame_of(1)
             if frame is not None and frame.f_code.co_filename.startswith(submission):
+                send_breach("signal.signal refused")
                 raise PermissionError("the grader does not let a submission set a signal handler")
             return install(signum, handler)
         opaque = functools.lru_cache(maxsize=0)(guarded)
