@@ -176,11 +176,28 @@ def test_release_strips_solutions_hidden_cases_mutants_answers_and_the_teachers_
     assert sorted(os.listdir(out)) == ["README.md", "expected.json", "test_ex01_toy.py", "toy.py"]
     assert "NotImplementedError" in (out / "toy.py").read_text()
     assert "negative" not in (out / "test_ex01_toy.py").read_text()
-    assert json.loads((out / "expected.json").read_text()) == {"test_double": 6, "test_square": 9}
+    assert json.loads((out / "expected.json").read_text()) == {"reference": {"test_double": 6, "test_square": 9},
+                                                               "given": {}}
     readme = (tmp_path / "out" / "README.md").read_text()
     assert "Run pytest" in readme and "teachers" not in readme and "Secrets" not in readme
     with pytest.raises(FileExistsError):
         release.release(root, tmp_path / "out")
+
+
+@numpy_run_only
+def test_the_real_release_holds_no_given_function_and_its_visible_cases_pass_on_the_solutions(tmp_path):
+    """At home, with the solutions pasted in, every visible case passes: its inputs come from
+    expected.json, since the release leaves the given functions (and what only they use) behind."""
+    out = tmp_path / "release"
+    release.release(REAL, out)
+    assert "def decoder_mask" not in (out / "ex03_attention" / "test_ex03_attention.py").read_text()
+    for exercise in catalog.load(REAL):
+        assert ".given" not in next((out / exercise.folder).glob("test_*.py")).read_text()
+        for relative in exercise.edit:
+            shutil.copy(os.path.join(REAL, exercise.folder, relative), out / exercise.folder / relative)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=out,
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and " passed" in done.stdout and "failed" not in done.stdout, done.stdout[-3000:]
 
 
 @numpy_run_only
@@ -400,13 +417,14 @@ def test_the_librarys_own_answer_scores_zero_on_that_task(tmp_path, handout):
 def test_reaching_the_library_through_an_object_trips_at_run_time(tmp_path, handout):
     """What reading cannot resolve (a name built at run time) the worker's tripwire catches."""
     rows = attack(tmp_path, handout, '''\
-        import minishare.models as models
+        import minishare
 
         def cycle(N, M):
+            models = getattr(minishare, "mod" + "els")    # names reading cannot resolve
             config = models.TransformerConfig(vocab_size=8, embedding_size=8, hidden_size=8,
                                               num_attention_heads=1, intermediate_size=8,
                                               num_hidden_layers=N, num_unique_layers=M, sharing="cycle")
-            plan = getattr(config, "pl" + "an")()       # a name reading cannot resolve
+            plan = getattr(config, "pl" + "an")()
             return [plan.index("attention", i) for i in range(N)]
         ''', solve=True)
     task2 = {r["name"]: r for r in rows if r["task"] == "ex05_task2"}

@@ -69,10 +69,11 @@ class Case:
         self.judge = lambda out, ref: same(out, ref, self.rtol, self.atol)
 
     def inputs(self, seed=None):
-        """The ``given`` data as it crosses to the probe (None without a ``given`` function).
-        ``seed``: the grader's secret for hidden cases; None draws the case's public inputs."""
+        """The ``given`` data as it crosses to the probe (None when the probe takes none).
+        ``seed``: the grader's secret for hidden cases; None draws the case's public inputs, which
+        a student's copy, without the ``given`` function, reads from ``expected.json``."""
         if self.given is None:
-            return None
+            return _expected(self.probe, self.name, None, "given") if self.wants_given else None
         key = zlib.crc32(self.name.encode("utf-8"))
         rng = np.random.default_rng(key if seed is None else [seed, key])
         return decode(encode(self.given(rng)))
@@ -104,7 +105,7 @@ def case(marker, *, rtol=1e-7, atol=1e-10, timeout=20.0):
         def test():                              # what pytest runs in a student's checkout
             given = graded.inputs()
             out = graded.run(*(importlib.import_module(name) for name in graded.modules), given=given)
-            graded.verdict(out, _expected(probe, graded.name, out), given)
+            graded.verdict(out, _expected(probe, graded.name, out, "reference"), given)
 
         def set_judge(judge):
             graded.judge = judge
@@ -129,17 +130,18 @@ def cases_of(module):
     return sorted(found, key=lambda c: c.probe.__code__.co_firstlineno)
 
 
-def _expected(probe, name, out):
-    """The reference data for a student's own run: ``expected.json`` beside the test file (the
-    release writes it); in the teacher's tree, where the module is the reference, ``out`` itself."""
+def _expected(probe, name, out, part):
+    """A student's own run reads ``part`` ("reference": the reference data; "given": the inputs)
+    of case ``name`` from ``expected.json`` beside the test file (the release writes it); in the
+    teacher's tree, where the module is the reference, the reference is ``out`` itself."""
     path = os.path.join(os.path.dirname(os.path.abspath(inspect.getfile(probe))), EXPECTED)
     if not os.path.exists(path):
         return out
     with open(path, encoding="utf-8") as f:
         table = json.load(f)
-    if name not in table:
-        raise AssertionError(f"{EXPECTED} has no reference for {name}; release the exercises again")
-    return decode(table[name])
+    if name not in table.get(part, {}):
+        raise AssertionError(f"{EXPECTED} has no {part} for {name}; release the exercises again")
+    return rebuild(table[part][name])
 
 
 # --------------------------------------------------------------------------- helpers for probes
@@ -254,12 +256,13 @@ def _plain(value, where):
 
 def decode(text):
     """The data of ``encode``'s JSON text (the grader's side: JSON only, nothing is executed)."""
-    return _rebuild(json.loads(text) if isinstance(text, str) else text)
+    return rebuild(json.loads(text))
 
 
-def _rebuild(value):
+def rebuild(value):
+    """The data of a JSON value already parsed (a record's ``"data"``): arrays and bytes back."""
     if isinstance(value, list):
-        return [_rebuild(v) for v in value]
+        return [rebuild(v) for v in value]
     if not isinstance(value, dict):
         return value
     if "__array__" in value:
@@ -269,4 +272,4 @@ def _rebuild(value):
         return np.array(value["data"], dtype=dtype).reshape(value["shape"])
     if "__bytes__" in value:
         return base64.b64decode(value["__bytes__"])
-    return {k: _rebuild(v) for k, v in value.items()}
+    return {k: rebuild(v) for k, v in value.items()}

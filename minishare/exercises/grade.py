@@ -52,10 +52,11 @@ class Suite:
         return [n for n in self.cases if (n in self.hidden) == hidden]
 
     def inputs(self, names, seed=None):
-        """{name: given data} of the cases ``names`` that have a ``given`` function; ``seed``
-        (the grader's secret) draws the hidden cases' inputs, the visible ones keep theirs."""
+        """{name: given data} of the cases ``names`` that take inputs; ``seed`` (the grader's
+        secret) draws the hidden cases' inputs, the visible ones keep theirs (in a release, the
+        ones its ``expected.json`` records)."""
         drawn = {n: self.cases[n].inputs(seed if n in self.hidden else None) for n in names}
-        return {n: g for n, g in drawn.items() if self.cases[n].given is not None}
+        return {n: g for n, g in drawn.items() if self.cases[n].given is not None or self.cases[n].wants_given}
 
 
 def load_suite(root, exercise):
@@ -164,7 +165,7 @@ def references(root, suite, box, names=None, seed=None):
         if not os.path.exists(path):
             return {}
         with open(path, encoding="utf-8") as f:
-            return {name: {"data": data} for name, data in json.load(f).items()}
+            return {name: {"data": data} for name, data in json.load(f)["reference"].items()}
     files = {}
     for relative in exercise.edit:
         with open(os.path.join(root, exercise.folder, relative), "rb") as f:

@@ -96,8 +96,8 @@ def serve():
             loaded[path] = {c.name: c for c in cases.cases_of(module)}
         graded = loaded[path][request["name"]]
         try:
-            graded.verdict(cases.decode(request["out"]), cases.decode(request["ref"]),
-                           cases.decode(request["given"]))
+            graded.verdict(cases.rebuild(request["out"]), cases.rebuild(request["ref"]),
+                           cases.rebuild(request["given"]))
             answer = {"passed": True, "output": ""}
         except AssertionError as err:
             answer = {"passed": False, "output": f"wrong: {err}"}

@@ -1,51 +1,72 @@
-"""The file of probes a worker gets: the case file with everything its probes do not call cut out.
+"""Cutting a case file down to what one reader may see.
 
 A case file holds probes, ``given`` functions, judges and their helpers (reference
-implementations, tables of expected values). Only the probes run beside the submission, so only
-they, the imports and the top-level definitions they reach (a helper that builds a tensor, a
-class a probe instantiates) are written to the worker's copy; a judge, a ``given`` function and a
-reference helper are never in the submission's process, where it could call or read them.
+implementations, tables of expected values). Two readers get less than all of it:
+
+* the worker, beside the submission, gets ``probe_source``: the imports, the probes and the
+  top-level definitions they reach (a helper that builds a tensor, a class a probe
+  instantiates). A judge, a ``given`` function and a reference helper are never in the
+  submission's process, where it could call or read them.
+* the student's copy gets ``released_source``: the visible cases' probes and judges, so that
+  ``pytest`` judges them at home as the grader does, but no ``given`` function and no helper only
+  a ``given`` function uses (task 3's inputs may be task 2's answer); the release records the
+  inputs themselves in ``expected.json``.
+
+Whatever is cut goes with its decorators; everything kept stays as written, comments included.
 """
 import ast
 
-CUT = ("judge", "given")          # ``@test_x.judge`` / ``@test_x.given``: the grader's side
+GRADERS = ("judge", "given")      # ``@test_x.judge`` / ``@test_x.given``
 
 
 def probe_source(text, path="<cases>"):
-    """The source of ``text`` (a case file) with only its imports, its probes and the top-level
-    definitions the probes reach, directly or through each other."""
+    """``text`` (a case file) with only its imports, probes and what the probes reach."""
+    return _keep(text, path, roots=("probe",))
+
+
+def released_source(text, path="<cases>"):
+    """``text`` (the visible part of a case file) without its ``given`` functions and the
+    definitions only they reach."""
+    return _keep(text, path, roots=("probe", "judge"))
+
+
+def _keep(text, path, roots):
     tree = ast.parse(text, filename=path)
-    probes, defined, imports = [], {}, []
+    defined, kept, todo = {}, set(), []
     for node in tree.body:
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            imports.append(node)
-        elif _is_probe(node):
-            probes.append(node)
-        elif not _is_graders(node):
+        kind = _kind(node)
+        if kind in roots or kind == "import":
+            kept.add(id(node))
+            todo += _names(node)
+        elif kind == "definition":
             for name in _bound(node):
                 defined.setdefault(name, []).append(node)
-    kept, todo = set(), [n for p in probes for n in _names(p)]
     while todo:
         name = todo.pop()
         for node in defined.get(name, ()):
             if id(node) not in kept:
                 kept.add(id(node))
                 todo += _names(node)
-    body = imports + [n for n in tree.body if id(n) in kept or n in probes]
-    body.sort(key=lambda n: n.lineno)
-    header = '"""Probes only: written by the grader from the case file (judges stay with the grader)."""\n'
-    return header + ast.unparse(ast.Module(body=body, type_ignores=[])) + "\n"
+    lines = text.splitlines(keepends=True)
+    for node in reversed(tree.body):
+        if id(node) not in kept and _kind(node) != "docstring":
+            first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
+            lines[first - 1:node.end_lineno] = []
+    return "".join(lines)
 
 
-def _is_probe(node):
-    return isinstance(node, ast.FunctionDef) and any(
-        isinstance(d, ast.Call) and getattr(d.func, "id", getattr(d.func, "attr", None)) == "case"
-        for d in node.decorator_list)
-
-
-def _is_graders(node):
-    return isinstance(node, ast.FunctionDef) and any(
-        isinstance(d, ast.Attribute) and d.attr in CUT for d in node.decorator_list)
+def _kind(node):
+    """"import", "probe", "judge", "given", "docstring" or "definition" (anything else)."""
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return "import"
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+        return "docstring"
+    for decorator in getattr(node, "decorator_list", ()):
+        if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", getattr(decorator.func, "attr", None)) == "case":
+            return "probe"
+        if isinstance(decorator, ast.Attribute) and decorator.attr in GRADERS:
+            return decorator.attr
+    return "definition"
 
 
 def _bound(node):

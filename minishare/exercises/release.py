@@ -1,9 +1,10 @@
 """``release``: the student copy of ``exercises/``.
 
 What goes out, per exercise folder: the README and every other file as it is, the student's
-modules with their solution regions replaced by raises, the test file without its hidden cases,
-and ``expected.json``, the reference data of the visible cases (so ``pytest`` in the copy judges
-them as the grader does). What stays behind: the solutions, the hidden cases, the mutants (wrong
+modules with their solution regions replaced by raises, the test file without its hidden cases
+and its ``given`` functions (``probes.released_source``: an input can be another task's answer),
+and ``expected.json``: the visible cases' inputs and the reference data on them (so ``pytest`` in
+the copy judges them as the grader does). What stays behind: the solutions, the hidden cases, the mutants (wrong
 solutions the check grades), and the student's answer files that are not Python (a measured
 curve, a written defence: the teacher's own answers are solutions too). The top-level files go out
 too (the table, ``conftest.py``, ``pytest.ini``), and the README without its section for teachers.
@@ -17,7 +18,7 @@ import os
 import shutil
 import tempfile
 
-from minishare.exercises import catalog, regions
+from minishare.exercises import catalog, probes, regions
 
 SKIP = ("__pycache__", ".pytest_cache", ".ipynb_checkpoints", "mutants")
 TEACHERS = "## For teachers"          # the README's section that stays behind, to the end
@@ -53,7 +54,7 @@ def released_text(root, exercise, relative):
     if relative in exercise.edit:
         return regions.strip_solutions(text, shown, exercise.id)
     if is_test_file(relative):
-        return regions.strip_hidden(text, shown)
+        return probes.released_source(regions.strip_hidden(text, shown), shown)
     if regions.ANY_MARKER.search(text):
         raise regions.RegionError(f"{shown}: has region markers but is neither a test file nor "
                                   "a file the table lets a student edit")
@@ -113,7 +114,7 @@ def release(root, out, only=None, box=None):
 
 
 def _write_expected(root, exercise, staging, box):
-    """``expected.json``: the reference solution's data on the visible cases."""
+    """``expected.json``: the visible cases' inputs, and the reference solution's data on them."""
     from minishare.exercises import cases, grade
     suite = grade.load_suite(root, exercise)
     records = grade.references(root, suite, box)
@@ -123,7 +124,8 @@ def _write_expected(root, exercise, staging, box):
         raise RuntimeError(f"release: {exercise.folder}: the reference solution fails the visible cases "
                            f"{', '.join(broken)}: {records.get(broken[0], {}).get('error', 'not run')}")
     with open(os.path.join(staging, exercise.folder, cases.EXPECTED), "w", encoding="utf-8") as f:
-        json.dump({n: records[n]["data"] for n in visible}, f, indent=0)
+        json.dump({"reference": {n: records[n]["data"] for n in visible},
+                   "given": {n: json.loads(cases.encode(g)) for n, g in suite.inputs(visible).items()}}, f, indent=0)
     return 1
 
 
