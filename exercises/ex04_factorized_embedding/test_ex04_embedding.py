@@ -1,21 +1,28 @@
-"""Cases of exercise 4: the paper's numbers, hand counts, a NumPy reimplementation of the module
-and finite differences of it. Every judge computes its own answer here (none trusts the
-submission's arithmetic, or the library's count of it). Random sizes, weights and inputs are
-drawn by a case's ``given`` function, on the grader's side."""
+"""Cases of exercise 4: the paper's numbers, hand counts, the reference solution's outputs with the
+grader's weights, and, in the hidden cases, a NumPy reimplementation of the module and finite
+differences of it. No judge trusts the submission's arithmetic, or the library's count of it.
+Random sizes, weights and inputs are drawn by a case's ``given`` function, on the grader's side.
+The NumPy module is task 2's answer, so it sits with the hidden cases, which the release leaves
+out: a visible case compares with the reference solution (``ref``)."""
 import numpy as np
 
 import minishare
 from minishare.exercises.cases import case
 
 
-def forward_numpy(W, P, b, ids):
-    """The factorized embedding in NumPy: lookup in W (V, E), then x Pᵀ + b (P is H × E)."""
-    return W[ids] @ P.T + b
+def with_factors(emb, given):
+    """Probe helper: the module (in float64) with the grader's table W, projection weight P and
+    bias b, so that its outputs are the reference's whatever order its __init__ draws them in."""
+    emb = emb.double()
+    emb.word_embeddings.weight.data = given["W"]
+    emb.projection.weight.data = given["P"]
+    emb.projection.bias.data = given["b"]
+    return emb
 
 
-def logits_numpy(W, P, h):
-    """The output tied to both factors: (h P) Wᵀ."""
-    return (h @ P) @ W.T
+def factors(rng, V, E, H):
+    """Given helper: W (V × E), P (H × E) and b (H) of a module with a projection."""
+    return {"W": rng.standard_normal((V, E)), "P": rng.standard_normal((H, E)), "b": rng.standard_normal(H)}
 
 
 @case("ex04_task1")
@@ -52,33 +59,37 @@ def _(out, ref):
     assert out["no projection when E = H"] is True
 
 
-@case("ex04_task2", rtol=1e-5, atol=1e-6)
-def test_forward_is_lookup_then_projection(embedding):
-    minishare.manual_seed(0)
-    emb = embedding.FactorizedEmbedding(10, 3, 5)
-    ids = np.array([[4, 4, 9]])
-    return {"W": emb.word_embeddings.weight.numpy(), "P": emb.projection.weight.numpy(),
-            "b": emb.projection.bias.numpy(), "ids": ids, "out": emb(ids).numpy()}
+@case("ex04_task2")
+def test_forward_is_lookup_then_projection(embedding, given):
+    emb = with_factors(embedding.FactorizedEmbedding(10, 3, 5), given)
+    return emb(np.array([[4, 4, 9]])).numpy()
+
+
+@test_forward_is_lookup_then_projection.given
+def _(rng):
+    return factors(rng, V=10, E=3, H=5)
 
 
 @test_forward_is_lookup_then_projection.judge
 def _(out, ref):
-    np.testing.assert_allclose(out["out"], forward_numpy(out["W"], out["P"], out["b"], out["ids"]), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-12)
 
 
 @case("ex04_task2")
-def test_logits_go_back_through_both_factors(embedding):
+def test_logits_go_back_through_both_factors(embedding, given):
     """logits = (h P) Wᵀ: H -> E by the projection's weight transposed, then against the table."""
-    minishare.manual_seed(1)
-    emb = embedding.FactorizedEmbedding(7, 2, 4).double()
-    h = np.random.default_rng(2).standard_normal((2, 3, 4))
-    return {"W": emb.word_embeddings.weight.numpy(), "P": emb.projection.weight.numpy(), "h": h,
-            "logits": emb.logits(minishare.tensor(h)).numpy()}
+    emb = with_factors(embedding.FactorizedEmbedding(7, 2, 4), given)
+    return emb.logits(minishare.tensor(given["h"])).numpy()
+
+
+@test_logits_go_back_through_both_factors.given
+def _(rng):
+    return {**factors(rng, V=7, E=2, H=4), "h": rng.standard_normal((2, 3, 4))}
 
 
 @test_logits_go_back_through_both_factors.judge
 def _(out, ref):
-    np.testing.assert_allclose(out["logits"], logits_numpy(out["W"], out["P"], out["h"]), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-12)
 
 
 @case("ex04_task3")
@@ -106,6 +117,17 @@ def _(out, ref):
 
 
 ### BEGIN HIDDEN TESTS
+# The module in NumPy, for the hidden judges: task 2's answer, so the release must not ship it.
+def forward_numpy(W, P, b, ids):
+    """The factorized embedding in NumPy: lookup in W (V, E), then x Pᵀ + b (P is H × E)."""
+    return W[ids] @ P.T + b
+
+
+def logits_numpy(W, P, h):
+    """The output tied to both factors: (h P) Wᵀ."""
+    return (h @ P) @ W.T
+
+
 def saves(V, E, H):
     """Whether E saves parameters over BERT's V × H table, counted term by term."""
     return V * E + E * H + H < V * H
