@@ -5,8 +5,10 @@ deviations of 50%.
 
 The corpus is drawn on the grader's side (``given``; a hidden case's anew for every submission).
 Each probe calls ``sop`` (the student's module) and returns the pairs, or the surface of each pair
-(its first and last tokens, lengths and label); the judges compute every accuracy here, in NumPy,
-never with the submission's own ``cue_accuracy`` alone."""
+(its first and last tokens, lengths and label); the hidden judges compute every accuracy here, in
+NumPy, never with the submission's own ``cue_accuracy`` alone. That count (``best_of_rule``) is
+task 3's answer, so it sits with the hidden cases, which the release leaves out: a visible judge
+holds to chance the submission's own ``cue_accuracy``, which the hand-worked case checks."""
 import math
 
 import numpy as np
@@ -62,20 +64,6 @@ def surface(pairs):
     second[-1], len(first), len(second), label) per row, an int array (P, 7)."""
     return np.array([[f[0], f[-1], s[0], s[-1], len(f), len(s), int(label)] for f, s, label in pairs],
                     dtype=np.int64).reshape(-1, 7)
-
-
-def cue_values(rows):
-    """{cue name: bool array (P,)} of ``CUES`` computed from ``surface`` rows."""
-    capital = (rows >= CAPITALS.start) & (rows < CAPITALS.stop)
-    return {"first ends a sentence": rows[:, 1] == PERIOD, "second ends a sentence": rows[:, 3] == PERIOD,
-            "first starts a sentence": capital[:, 0], "second starts a sentence": capital[:, 2],
-            "first is longer": rows[:, 4] > rows[:, 5]}
-
-
-def best_of_rule(cue, labels):
-    """Accuracy of "label 1 when the cue holds" or of its opposite, whichever is higher."""
-    hits = int(np.sum(np.asarray(cue, dtype=bool) == np.asarray(labels, dtype=bool)))
-    return max(hits, len(labels) - hits) / len(labels)
 
 
 @case("ex09_task1")
@@ -154,13 +142,30 @@ def _(out, ref):
     assert out["two"] == 1.0, out["two"]
     rows = out["surface"]
     assert len(rows) > 3000, len(rows)
-    for name, cue in cue_values(rows).items():
-        accuracy = best_of_rule(cue, rows[:, 6])
-        assert math.isclose(out["accuracy"][name], accuracy, rel_tol=1e-12), (name, out["accuracy"][name], accuracy)
+    # the submission's own accuracies (its pairs are its own, so the reference's are no yardstick);
+    # the hidden cases recount them from the surface
+    for name, accuracy in out["accuracy"].items():
+        assert isinstance(accuracy, float) and 0.5 <= accuracy <= 1, (name, accuracy)
         assert chance(accuracy, len(rows)), (name, accuracy)
 
 
 ### BEGIN HIDDEN TESTS
+# The accuracy of a cue counted in NumPy, for the hidden judges: task 3's answer, so the release
+# must not ship it.
+def cue_values(rows):
+    """{cue name: bool array (P,)} of ``CUES`` computed from ``surface`` rows."""
+    capital = (rows >= CAPITALS.start) & (rows < CAPITALS.stop)
+    return {"first ends a sentence": rows[:, 1] == PERIOD, "second ends a sentence": rows[:, 3] == PERIOD,
+            "first starts a sentence": capital[:, 0], "second starts a sentence": capital[:, 2],
+            "first is longer": rows[:, 4] > rows[:, 5]}
+
+
+def best_of_rule(cue, labels):
+    """Accuracy of "label 1 when the cue holds" or of its opposite, whichever is higher."""
+    hits = int(np.sum(np.asarray(cue, dtype=bool) == np.asarray(labels, dtype=bool)))
+    return max(hits, len(labels) - hits) / len(labels)
+
+
 @case("ex09_task1")
 def test_truncation_leaves_short_segments_alone_and_copies(sop):
     short, long = [1, 2, 3], list(range(10))
