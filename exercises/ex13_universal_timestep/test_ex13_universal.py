@@ -5,7 +5,9 @@ on hand-worked halting sequences.
 
 Each probe calls ``universal`` (the student's module), on inputs the grader draws (``given``) in the
 random cases, and returns arrays and numbers; the judges, run by the grader, check them against
-what this file computes itself."""
+what this file computes itself. The NumPy signal and encoder are tasks 1 and 2's answers, so they
+sit with the hidden cases, which the release leaves out: a visible case compares with hand-worked
+values or with the reference solution (``ref``)."""
 import math
 
 import numpy as np
@@ -15,18 +17,6 @@ from minishare.exercises.cases import case, raises
 
 
 # --------------------------------------------------------------------------- task 1: the signal
-def t2t_signal(t, T, H):
-    """Tensor2Tensor's layout, one entry at a time with math.sin/cos (no NumPy broadcasting)."""
-    K = H // 2
-    entries = np.zeros((T, H))                # an odd H keeps a last channel of zeros
-    for p in range(T):
-        for j in range(K):
-            w = 10000.0 ** (-j / max(K - 1, 1))
-            entries[p, j] = math.sin(p * w) + math.sin(t * w)
-            entries[p, K + j] = math.cos(p * w) + math.cos(t * w)
-    return entries
-
-
 @case("ex13_task1")
 def test_signal_at_the_origin(universal):
     return universal.timestep_signal(0, 1, 4)
@@ -40,14 +30,14 @@ def _(out, ref):
 
 
 @case("ex13_task1")
-def test_signal_entry_by_entry(universal):
+def test_signal_of_step_3(universal):
     return universal.timestep_signal(3, 5, 6)
 
 
-@test_signal_entry_by_entry.judge
+@test_signal_of_step_3.judge
 def _(out, ref):
     assert np.asarray(out).shape == (5, 6), np.asarray(out).shape
-    np.testing.assert_allclose(out, t2t_signal(3, 5, 6), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-12)
 
 
 # --------------------------------------------------------------------------- task 2: the encoder
@@ -62,19 +52,82 @@ def one_layer_count(H, intermediate):
     return 4 * H * H + 4 * H + 2 * H * intermediate + intermediate + H + 4 * H
 
 
-def perturbed_encoder(universal, H, heads, intermediate, steps, seed):
-    """The student's encoder in float64, every parameter moved off its initial value (so that a
-    LayerNorm left at 1 and 0, or a copy of the layer that is not the one registered, shows)."""
-    minishare.manual_seed(seed)
+def drawn_encoder(universal, H, heads, intermediate, steps, seed):
+    """The student's encoder in float64, every parameter drawn from ``seed`` in the order of its
+    name (so that a LayerNorm left at 1 and 0, or a copy of the layer that is not the one
+    registered, shows, and the reference, built in any order, holds the same values)."""
     ut = universal.UniversalEncoder(H, heads, intermediate, steps=steps).double()
     rng = np.random.default_rng(seed)
-    for p in ut.parameters():
-        p.data = p.data + 0.1 * rng.standard_normal(p.shape)
+    for _, p in sorted(ut.named_parameters(), key=lambda item: item[0]):
+        p.data = 0.5 * rng.standard_normal(p.shape)
     return ut
 
 
 def named_arrays(ut):
     return {name: p.numpy() for name, p in ut.named_parameters()}
+
+
+def assert_one_layer(out, H, intermediate):
+    names = {f"{module}.{part}" for module in LAYER for part in ("weight", "bias")}
+    assert set(out["parameters"]) == names, \
+        f"parameters {sorted(set(out['parameters']) ^ names)} differ from ONE layer's (attention, ffn)"
+    assert out["count"] == one_layer_count(H, intermediate), \
+        f"{out['count']:,} parameters; one layer has {one_layer_count(H, intermediate):,}"
+
+
+@case("ex13_task2")
+def test_one_layer_of_parameters_and_unrolled_equivalence(universal, given):
+    """Three steps with the grader's parameters and, where the encoder calls timestep_signal, the
+    grader's signals (so that this task is judged apart from task 1): the reference's output."""
+    ut = drawn_encoder(universal, 8, 2, 16, steps=3, seed=given["seed"])
+    own = universal.timestep_signal
+    universal.timestep_signal = lambda t, T, H: given["signals"][t]
+    try:
+        out = ut(minishare.tensor(given["x"])).numpy()
+    finally:
+        universal.timestep_signal = own
+    return {"count": minishare.count_parameters(ut), "parameters": named_arrays(ut), "out": out}
+
+
+@test_one_layer_of_parameters_and_unrolled_equivalence.given
+def _(rng):
+    return {"seed": int(rng.integers(2 ** 31)), "x": rng.standard_normal((2, 4, 8)),
+            "signals": rng.standard_normal((3, 4, 8))}
+
+
+@test_one_layer_of_parameters_and_unrolled_equivalence.judge
+def _(out, ref):
+    assert_one_layer(out, 8, 16)
+    np.testing.assert_allclose(out["out"], ref["out"], rtol=1e-9, atol=1e-10)
+
+
+@case("ex13_task3")
+def test_act_hand_worked(universal):
+    return list(universal.act_halting([0.3, 0.5, 0.4]))
+
+
+@test_act_hand_worked.judge
+def _(out, ref):
+    # 0.3 + 0.5 = 0.8 < 0.99, 0.8 + 0.4 = 1.2 ≥ 0.99: N = 3, R = 1 − 0.8 = 0.2, ponder N + R = 3.2
+    n, r, weights = out
+    assert n == 3 and isinstance(n, int), n
+    assert math.isclose(r, 0.2, abs_tol=1e-12), r
+    np.testing.assert_allclose(np.asarray(weights, dtype=float), [0.3, 0.5, 0.2], atol=1e-12)
+
+
+### BEGIN HIDDEN TESTS
+# The signal and the encoder in NumPy, for the hidden judges: tasks 1 and 2's answers, so the
+# release must not ship them.
+def t2t_signal(t, T, H):
+    """Tensor2Tensor's layout, one entry at a time with math.sin/cos (no NumPy broadcasting)."""
+    K = H // 2
+    entries = np.zeros((T, H))                # an odd H keeps a last channel of zeros
+    for p in range(T):
+        for j in range(K):
+            w = 10000.0 ** (-j / max(K - 1, 1))
+            entries[p, j] = math.sin(p * w) + math.sin(t * w)
+            entries[p, K + j] = math.cos(p * w) + math.cos(t * w)
+    return entries
 
 
 def layer_norm(x, weight, bias, eps=1e-12):
@@ -114,46 +167,6 @@ def universal_numpy(P, x, signals, heads, mask=None):
     return x
 
 
-def assert_one_layer(out, H, intermediate):
-    names = {f"{module}.{part}" for module in LAYER for part in ("weight", "bias")}
-    assert set(out["parameters"]) == names, \
-        f"parameters {sorted(set(out['parameters']) ^ names)} differ from ONE layer's (attention, ffn)"
-    assert out["count"] == one_layer_count(H, intermediate), \
-        f"{out['count']:,} parameters; one layer has {one_layer_count(H, intermediate):,}"
-
-
-@case("ex13_task2")
-def test_one_layer_of_parameters_and_unrolled_equivalence(universal):
-    ut = perturbed_encoder(universal, 8, 2, 16, steps=3, seed=0)
-    x = np.random.default_rng(1).standard_normal((2, 4, 8))
-    return {"count": minishare.count_parameters(ut), "parameters": named_arrays(ut), "x": x,
-            "signals": [np.asarray(universal.timestep_signal(t, 4, 8), dtype=float) for t in range(3)],
-            "out": ut(minishare.tensor(x)).numpy()}
-
-
-@test_one_layer_of_parameters_and_unrolled_equivalence.judge
-def _(out, ref):
-    assert_one_layer(out, 8, 16)
-    # your own signals, so that this task is judged apart from task 1
-    expected = universal_numpy(out["parameters"], out["x"], out["signals"], heads=2)
-    np.testing.assert_allclose(out["out"], expected, rtol=1e-9, atol=1e-10)
-
-
-@case("ex13_task3")
-def test_act_hand_worked(universal):
-    return list(universal.act_halting([0.3, 0.5, 0.4]))
-
-
-@test_act_hand_worked.judge
-def _(out, ref):
-    # 0.3 + 0.5 = 0.8 < 0.99, 0.8 + 0.4 = 1.2 ≥ 0.99: N = 3, R = 1 − 0.8 = 0.2, ponder N + R = 3.2
-    n, r, weights = out
-    assert n == 3 and isinstance(n, int), n
-    assert math.isclose(r, 0.2, abs_tol=1e-12), r
-    np.testing.assert_allclose(np.asarray(weights, dtype=float), [0.3, 0.5, 0.2], atol=1e-12)
-
-
-### BEGIN HIDDEN TESTS
 @case("ex13_task1")
 def test_signals_of_different_steps_differ_by_the_step_part_only(universal):
     return [universal.timestep_signal(1, 4, 8), universal.timestep_signal(2, 4, 8)]
@@ -195,7 +208,7 @@ def _(out, ref):
 
 @case("ex13_task2")
 def test_padding_mask_reaches_the_attention(universal, given):
-    ut = perturbed_encoder(universal, 8, 4, 12, steps=2, seed=given["seed"])
+    ut = drawn_encoder(universal, 8, 4, 12, steps=2, seed=given["seed"])
     return {"count": minishare.count_parameters(ut), "parameters": named_arrays(ut),
             "signals": [np.asarray(universal.timestep_signal(t, 5, 8), dtype=float) for t in range(2)],
             "out": ut(minishare.tensor(given["x"]), mask=given["mask"]).numpy()}
@@ -219,7 +232,7 @@ def _(out, ref, given):
 def test_shared_gradient_is_the_sum_over_steps(universal, given):
     """The one layer's gradient collects every step's use: against finite differences of the
     NumPy encoder, where moving a parameter moves it at every step."""
-    ut = perturbed_encoder(universal, 4, 2, 8, steps=3, seed=given["seed"])
+    ut = drawn_encoder(universal, 4, 2, 8, steps=3, seed=given["seed"])
     ut(minishare.tensor(given["x"])).backward(minishare.tensor(given["v"]))
     return {"parameters": named_arrays(ut),
             "signals": [np.asarray(universal.timestep_signal(t, 3, 4), dtype=float) for t in range(3)],
