@@ -14,33 +14,14 @@ from minishare.exercises.cases import case, raises
 
 
 # --------------------------------------------------------------------------- independent values
-def t_closed_form(p, df):
-    """Quantiles of Student's t with a closed form: df = 1 (Cauchy), 2 and 4 (inverting
-    A&S 26.7.4 by hand: a cubic for df = 4)."""
-    sign = 1.0 if p >= 0.5 else -1.0
-    if df == 1:
-        return math.tan(math.pi * (p - 0.5))
-    if df == 2:
-        return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
-    if df == 4:
-        alpha = 4 * p * (1 - p)
-        q = math.cos(math.acos(math.sqrt(alpha)) / 3) / math.sqrt(alpha)
-        return sign * 2 * math.sqrt(q - 1)
-    raise ValueError(df)
-
-
 # Six-decimal quantiles t(p, df) of standard tables (the NIST/SEMATECH e-Handbook of Statistical
-# Methods, Sec. 1.3.6.7.2, prints the same to three decimals).
+# Methods, Sec. 1.3.6.7.2, prints the same to three decimals). The closed forms (df = 1, 2, 4),
+# the exact sign-flip count and Holm's adjusted p-values answer the tasks: they sit with the
+# hidden cases, which the release leaves out.
 T_TABLE = {(0.975, 3): 3.182446, (0.975, 4): 2.776445, (0.975, 5): 2.570582, (0.975, 9): 2.262157,
            (0.975, 10): 2.228139, (0.975, 29): 2.045230, (0.975, 30): 2.042272, (0.975, 40): 2.021075,
            (0.975, 100): 1.983972, (0.95, 10): 1.812461, (0.995, 4): 4.604095, (0.995, 5): 4.032143,
            (0.999, 20): 3.551808, (0.9, 7): 1.414924}
-
-
-def t_reference(p, df):
-    if df in (1, 2, 4) and (p, df) not in T_TABLE:
-        return t_closed_form(p, df)
-    return T_TABLE[(p, df)]
 
 
 # The hand-worked pair: design A and design B over five seeds (held-out losses).
@@ -49,32 +30,6 @@ B = [2.00, 2.00, 2.05, 2.10, 1.95]
 # d = A − B = [0.10, 0.05, 0.15, 0.05, 0.05]: mean 0.08; squared deviations 0.0004, 0.0009, 0.0049,
 # 0.0009, 0.0009 sum to 0.008, s² = 0.008/4 = 0.002, s/√5 = 0.02; t(0.975, 4) = 2.776445.
 HAND_MEAN, HAND_STD, HAND_SE = 0.08, math.sqrt(0.002), 0.02
-
-
-def exact_sign_flip_p(d):
-    """The two-sided sign-flip p-value of integer differences ``d``, exactly: the number of sign
-    vectors reaching each sum, by convolution (no floating point, no enumeration)."""
-    counts = {0: 1}
-    for value in d:
-        following = {}
-        for total, ways in counts.items():
-            for signed in (value, -value):
-                following[total + signed] = following.get(total + signed, 0) + ways
-        counts = following
-    observed = abs(sum(d))
-    return Fraction(sum(w for total, w in counts.items() if abs(total) >= observed), 2 ** len(d))
-
-
-def holm_reference(p_values, alpha):
-    """Holm through its adjusted p-values: p̃_(k) = max over j ≤ k of min(1, (m − j + 1) p_(j));
-    reject where p̃ ≤ alpha. The same decisions as the step-down, computed another way."""
-    m = len(p_values)
-    order = sorted(range(m), key=lambda i: p_values[i])
-    adjusted, running = [0.0] * m, 0.0
-    for j, i in enumerate(order):
-        running = max(running, min(1.0, (m - j) * p_values[i]))
-        adjusted[i] = running
-    return [a <= alpha for a in adjusted]
 
 
 # --------------------------------------------------------------------------- task 1
@@ -86,7 +41,7 @@ def test_t_quantiles_of_the_tables(stats):
 
 @test_t_quantiles_of_the_tables.judge
 def _(out, ref):
-    expected = [2.776445, math.tan(0.475 * math.pi), t_closed_form(0.975, 2), 2.228139, -2.776445]
+    expected = [2.776445, 12.706205, 4.302653, 2.228139, -2.776445]             # the printed tables
     for got, want, what in zip(out, expected, ["t(0.975, 4)", "t(0.975, 1)", "t(0.975, 2)",
                                                "t(0.975, 10)", "t(0.025, 4)"]):
         assert math.isclose(got, want, abs_tol=5e-7), f"{what}: {got!r}, expected {want}"
@@ -143,6 +98,53 @@ def _(out, ref):
 
 
 ### BEGIN HIDDEN TESTS
+def t_closed_form(p, df):
+    """Quantiles of Student's t with a closed form: df = 1 (Cauchy), 2 and 4 (inverting
+    A&S 26.7.4 by hand: a cubic for df = 4)."""
+    sign = 1.0 if p >= 0.5 else -1.0
+    if df == 1:
+        return math.tan(math.pi * (p - 0.5))
+    if df == 2:
+        return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
+    if df == 4:
+        alpha = 4 * p * (1 - p)
+        q = math.cos(math.acos(math.sqrt(alpha)) / 3) / math.sqrt(alpha)
+        return sign * 2 * math.sqrt(q - 1)
+    raise ValueError(df)
+
+
+def t_reference(p, df):
+    if df in (1, 2, 4) and (p, df) not in T_TABLE:
+        return t_closed_form(p, df)
+    return T_TABLE[(p, df)]
+
+
+def exact_sign_flip_p(d):
+    """The two-sided sign-flip p-value of integer differences ``d``, exactly: the number of sign
+    vectors reaching each sum, by convolution (no floating point, no enumeration)."""
+    counts = {0: 1}
+    for value in d:
+        following = {}
+        for total, ways in counts.items():
+            for signed in (value, -value):
+                following[total + signed] = following.get(total + signed, 0) + ways
+        counts = following
+    observed = abs(sum(d))
+    return Fraction(sum(w for total, w in counts.items() if abs(total) >= observed), 2 ** len(d))
+
+
+def holm_reference(p_values, alpha):
+    """Holm through its adjusted p-values: p̃_(k) = max over j ≤ k of min(1, (m − j + 1) p_(j));
+    reject where p̃ ≤ alpha. The same decisions as the step-down, computed another way."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted, running = [0.0] * m, 0.0
+    for j, i in enumerate(order):
+        running = max(running, min(1.0, (m - j) * p_values[i]))
+        adjusted[i] = running
+    return [a <= alpha for a in adjusted]
+
+
 @case("ex15_task1")
 def test_t_quantiles_closed_forms_and_tables(stats, given):
     return {"closed": [stats.t_quantile(p, df) for p, df in given["closed"]],
