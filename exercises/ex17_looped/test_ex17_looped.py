@@ -5,7 +5,10 @@ version, where truncation means the state s_{r−k} is held fixed.
 
 Each probe calls ``loop`` (the student's module), on inputs the grader draws (``given``) in the
 random cases, and returns arrays and numbers; the judges, run by the grader, check them against
-what this file computes itself."""
+what this file computes itself. The loop schedule and the NumPy block are the tasks' answers, so
+they sit with the hidden cases, which the release leaves out: a visible case compares with
+hand-worked values or with the reference solution (``ref``); the block's parameters are the
+reference's, drawn from the same seed by the same given __init__."""
 import math
 
 import numpy as np
@@ -15,19 +18,6 @@ from minishare.exercises.cases import case, raises
 
 
 # --------------------------------------------------------------------------- task 1: the schedule
-def schedule_reference(P, R, C, r):
-    """Position by position: prelude, then r rounds of the block, then coda."""
-    out = []
-    for i in range(P):
-        out.append(i)
-    for _ in range(r):
-        for j in range(R):
-            out.append(P + j)
-    for i in range(C):
-        out.append(P + R + i)
-    return out
-
-
 @case("ex17_task1")
 def test_schedule_hand_worked(loop):
     return [loop.looped_schedule(1, 1, 1, 3), loop.looped_schedule(0, 2, 0, 2)]
@@ -71,6 +61,61 @@ def gradients(block, x):
                for name, p in block.named_parameters()}}
 
 
+def assert_one_layer(out, H, intermediate):
+    names = {f"{module}.{part}" for module in LAYER for part in ("weight", "bias")}
+    assert set(out["parameters"]) == names, \
+        f"parameters {sorted(set(out['parameters']) ^ names)} differ from ONE layer's (attention, ffn)"
+    assert out["count"] == one_layer_count(H, intermediate), \
+        f"{out['count']:,} parameters; one layer has {one_layer_count(H, intermediate):,}"
+
+
+@case("ex17_task2")
+def test_one_layer_iterated_with_the_input_reinjected(loop):
+    block = perturbed_block(loop, 8, 2, 16, seed=0)
+    rng = np.random.default_rng(1)
+    x, s = rng.standard_normal((2, 4, 8)), rng.standard_normal((2, 4, 8))
+    return {"count": minishare.count_parameters(block), "parameters": named_arrays(block),
+            "out": block.iterate(minishare.tensor(s), minishare.tensor(x), 3).numpy()}
+
+
+@test_one_layer_iterated_with_the_input_reinjected.judge
+def _(out, ref):
+    assert_one_layer(out, 8, 16)
+    np.testing.assert_allclose(out["out"], ref["out"], rtol=1e-9, atol=1e-10)
+
+
+# --------------------------------------------------------------------------- task 3: truncation
+@case("ex17_task3")
+def test_forward_starts_from_zero_and_truncation_keeps_it(loop):
+    block = perturbed_block(loop, 8, 2, 16, seed=2)
+    x = np.random.default_rng(3).standard_normal((2, 3, 8))
+    return {"full": block(minishare.tensor(x), 4).numpy(),
+            "truncated": block(minishare.tensor(x), 4, backprop_iterations=1).numpy()}
+
+
+@test_forward_starts_from_zero_and_truncation_keeps_it.judge
+def _(out, ref):
+    np.testing.assert_allclose(out["full"], ref["full"], rtol=1e-9, atol=1e-10)
+    # truncation changes the gradient, never the output
+    np.testing.assert_allclose(out["truncated"], ref["full"], rtol=1e-9, atol=1e-10)
+
+
+### BEGIN HIDDEN TESTS
+# The schedule and the block in NumPy, for the hidden judges: the tasks' answers, so the release
+# must not ship them.
+def schedule_reference(P, R, C, r):
+    """Position by position: prelude, then r rounds of the block, then coda."""
+    out = []
+    for i in range(P):
+        out.append(i)
+    for _ in range(r):
+        for j in range(R):
+            out.append(P + j)
+    for i in range(C):
+        out.append(P + R + i)
+    return out
+
+
 def layer_norm(z, weight, bias, eps=1e-12):
     mean = z.mean(axis=-1, keepdims=True)
     var = ((z - mean) ** 2).mean(axis=-1, keepdims=True)
@@ -110,48 +155,6 @@ def iterate_numpy(P, s, x, n, heads):
     return s
 
 
-def assert_one_layer(out, H, intermediate):
-    names = {f"{module}.{part}" for module in LAYER for part in ("weight", "bias")}
-    assert set(out["parameters"]) == names, \
-        f"parameters {sorted(set(out['parameters']) ^ names)} differ from ONE layer's (attention, ffn)"
-    assert out["count"] == one_layer_count(H, intermediate), \
-        f"{out['count']:,} parameters; one layer has {one_layer_count(H, intermediate):,}"
-
-
-@case("ex17_task2")
-def test_one_layer_iterated_with_the_input_reinjected(loop):
-    block = perturbed_block(loop, 8, 2, 16, seed=0)
-    rng = np.random.default_rng(1)
-    x, s = rng.standard_normal((2, 4, 8)), rng.standard_normal((2, 4, 8))
-    return {"count": minishare.count_parameters(block), "parameters": named_arrays(block), "x": x, "s": s,
-            "out": block.iterate(minishare.tensor(s), minishare.tensor(x), 3).numpy()}
-
-
-@test_one_layer_iterated_with_the_input_reinjected.judge
-def _(out, ref):
-    assert_one_layer(out, 8, 16)
-    expected = iterate_numpy(out["parameters"], out["s"], out["x"], 3, heads=2)
-    np.testing.assert_allclose(out["out"], expected, rtol=1e-9, atol=1e-10)
-
-
-# --------------------------------------------------------------------------- task 3: truncation
-@case("ex17_task3")
-def test_forward_starts_from_zero_and_truncation_keeps_it(loop):
-    block = perturbed_block(loop, 8, 2, 16, seed=2)
-    x = np.random.default_rng(3).standard_normal((2, 3, 8))
-    return {"parameters": named_arrays(block), "x": x,
-            "full": block(minishare.tensor(x), 4).numpy(),
-            "truncated": block(minishare.tensor(x), 4, backprop_iterations=1).numpy()}
-
-
-@test_forward_starts_from_zero_and_truncation_keeps_it.judge
-def _(out, ref):
-    expected = iterate_numpy(out["parameters"], np.zeros_like(out["x"]), out["x"], 4, heads=2)
-    np.testing.assert_allclose(out["full"], expected, rtol=1e-9, atol=1e-10)
-    np.testing.assert_allclose(out["truncated"], expected, rtol=1e-9, atol=1e-10)
-
-
-### BEGIN HIDDEN TESTS
 @case("ex17_task1")
 def test_schedule_for_many_shapes(loop):
     shapes = [(P, R, C, r) for P in (0, 1, 3) for R in (1, 2, 3) for C in (0, 1, 2) for r in (1, 2, 5)]
