@@ -2,7 +2,9 @@
 differences of it (the grader computes those), with the memory its forward pass holds, the SVD
 initialization against the properties that define it (exact at full rank, Eckart–Young's error,
 the paper's B = U_r Σ_r), and the counts against hand computation. The grader draws the random
-inputs (``given``)."""
+inputs (``given``). The NumPy layer and the SVD of the residual are tasks 1 and 2's answers, so
+they sit with the hidden cases, which the release leaves out: a visible case compares with
+hand-worked values or with the reference solution (``ref``)."""
 import tracemalloc
 
 import numpy as np
@@ -13,11 +15,6 @@ from minishare.exercises.cases import case, same
 
 def leaf(a):
     return minishare.tensor(np.asarray(a, dtype=np.float64), requires_grad=True)
-
-
-def np_lora(x, W, A, B, b):
-    """The layer in NumPy, with B A formed (fine for a check)."""
-    return x @ (W + B @ A).T + b
 
 
 def layer_inputs(rng, lead, n_in, n_out, r):
@@ -44,18 +41,12 @@ def numeric_gradient(phi, a, eps=1e-6):
     return g
 
 
-def judge_layer(out, given):
-    """y against NumPy, each gradient against central differences of Σ v ⊙ y."""
-    arrays = given["arrays"]
-    same(out["y"], np_lora(*arrays), rtol=1e-10, atol=1e-12, where="y")
-    names = ["x", "W", "A", "B", "b"]
-    for k, a in enumerate(arrays):
-        def phi(moved, k=k):
-            args = list(arrays)
-            args[k] = moved
-            return float((given["v"] * np_lora(*args)).sum())
-        assert out["grads"][k] is not None, f"no gradient for {names[k]}"
-        same(out["grads"][k], numeric_gradient(phi, a), rtol=1e-6, atol=1e-8, where=f"the gradient of {names[k]}")
+def same_as_reference(out, ref):
+    """Judge helper of the visible cases: y and the five gradients equal the reference solution's
+    on the same inputs (an exact backward; rounding differs only in the last digits)."""
+    same(out["y"], ref["y"], rtol=1e-10, atol=1e-12, where="y")
+    for name, got, want in zip(["x", "W", "A", "B", "b"], out["grads"], ref["grads"]):
+        same(got, want, rtol=1e-9, atol=1e-12, where=f"the gradient of {name}")
 
 
 # --------------------------------------------------------------------------- task 1
@@ -74,18 +65,18 @@ def _(out, ref):
 
 
 @case("ex18_task1")
-def test_forward_and_backward_against_finite_differences(lora, given):
+def test_forward_and_backward_on_random_inputs(lora, given):
     return forward_and_gradients(lora, given)
 
 
-@test_forward_and_backward_against_finite_differences.given
+@test_forward_and_backward_on_random_inputs.given
 def _(rng):
     return layer_inputs(rng, (4,), 5, 3, 2)
 
 
-@test_forward_and_backward_against_finite_differences.judge
-def _(out, ref, given):
-    judge_layer(out, given)
+@test_forward_and_backward_on_random_inputs.judge
+def _(out, ref):
+    same_as_reference(out, ref)
 
 
 def wide_layer():
@@ -112,7 +103,7 @@ def test_forward_never_forms_an_out_by_in_matrix(lora):
 @test_forward_never_forms_an_out_by_in_matrix.judge
 def _(out, ref):
     arrays = wide_layer()
-    same(out["y"], np_lora(*arrays), rtol=1e-10, atol=1e-12, where="y")
+    same(out["y"], ref["y"], rtol=1e-10, atol=1e-12, where="y")
     limit = arrays[1].nbytes // 2
     assert out["peak bytes"] < limit, \
         f"the forward pass held {out['peak bytes']:,} bytes at once, more than half of W's {arrays[1].nbytes:,}: " \
@@ -120,19 +111,6 @@ def _(out, ref):
 
 
 # --------------------------------------------------------------------------- task 2
-def judge_svd(out, original, shared):
-    residual = original - shared
-    S = np.linalg.svd(residual, compute_uv=False)
-    for r, (B, A) in out.items():
-        r = int(r)
-        assert B.shape == (original.shape[0], r) and A.shape == (r, original.shape[1]), (r, B.shape, A.shape)
-        same(np.linalg.norm(residual - B @ A), np.sqrt((S[r:] ** 2).sum()), rtol=1e-9, atol=1e-10,
-             where=f"the error ‖residual - B A‖ at rank {r} (Eckart–Young: the dropped singular values)")
-        same(A @ A.T, np.eye(r), rtol=1e-9, atol=1e-10, where=f"A Aᵀ at rank {r} (A = V_rᵀ has orthonormal rows)")
-        same(np.linalg.norm(B, axis=0), S[:r], rtol=1e-9, atol=1e-10,
-             where=f"the column norms of B at rank {r} (B = U_r Σ_r: the singular values)")
-
-
 def weights(rng, *shape):
     """The grader's draw: a trained weight and the shared one that replaces it."""
     return {"original": rng.standard_normal(shape), "shared": rng.standard_normal(shape)}
@@ -150,7 +128,13 @@ def _(rng):
 
 @test_svd_init_every_rank.judge
 def _(out, ref, given):
-    judge_svd(out, given["original"], given["shared"])
+    for r, (B, A) in out.items():
+        ref_B, ref_A = ref[r]
+        # each column of B and row of A is the reference's up to a sign: compare B A and B's norms
+        same(B @ A, ref_B @ ref_A, rtol=1e-9, atol=1e-10, where=f"B A at rank {r}")
+        same(A @ A.T, np.eye(int(r)), rtol=1e-9, atol=1e-10, where=f"A Aᵀ at rank {r} (A = V_rᵀ has orthonormal rows)")
+        same(np.linalg.norm(B, axis=0), np.linalg.norm(ref_B, axis=0), rtol=1e-9, atol=1e-10,
+             where=f"the column norms of B at rank {r} (B = U_r Σ_r: the singular values)")
     B, A = out["4"]
     same(given["shared"] + B @ A, given["original"], rtol=1e-9, atol=1e-10,
          where="shared + B A at full rank (the trained layer itself)")
@@ -185,6 +169,40 @@ def _(out, ref):
 
 
 ### BEGIN HIDDEN TESTS
+# The layer in NumPy and the SVD of the residual, for the hidden judges: tasks 1 and 2's answers,
+# so the release must not ship them.
+def np_lora(x, W, A, B, b):
+    """The layer in NumPy, with B A formed (fine for a check)."""
+    return x @ (W + B @ A).T + b
+
+
+def judge_layer(out, given):
+    """y against NumPy, each gradient against central differences of Σ v ⊙ y."""
+    arrays = given["arrays"]
+    same(out["y"], np_lora(*arrays), rtol=1e-10, atol=1e-12, where="y")
+    names = ["x", "W", "A", "B", "b"]
+    for k, a in enumerate(arrays):
+        def phi(moved, k=k):
+            args = list(arrays)
+            args[k] = moved
+            return float((given["v"] * np_lora(*args)).sum())
+        assert out["grads"][k] is not None, f"no gradient for {names[k]}"
+        same(out["grads"][k], numeric_gradient(phi, a), rtol=1e-6, atol=1e-8, where=f"the gradient of {names[k]}")
+
+
+def judge_svd(out, original, shared):
+    residual = original - shared
+    S = np.linalg.svd(residual, compute_uv=False)
+    for r, (B, A) in out.items():
+        r = int(r)
+        assert B.shape == (original.shape[0], r) and A.shape == (r, original.shape[1]), (r, B.shape, A.shape)
+        same(np.linalg.norm(residual - B @ A), np.sqrt((S[r:] ** 2).sum()), rtol=1e-9, atol=1e-10,
+             where=f"the error ‖residual - B A‖ at rank {r} (Eckart–Young: the dropped singular values)")
+        same(A @ A.T, np.eye(r), rtol=1e-9, atol=1e-10, where=f"A Aᵀ at rank {r} (A = V_rᵀ has orthonormal rows)")
+        same(np.linalg.norm(B, axis=0), S[:r], rtol=1e-9, atol=1e-10,
+             where=f"the column norms of B at rank {r} (B = U_r Σ_r: the singular values)")
+
+
 @case("ex18_task1")
 def test_three_dimensional_input_and_a_wide_layer(lora, given):
     """x (2, 3, 4) -> (2, 3, 7) with rank 3: the leading axes fold into rows, the bias's gradient
