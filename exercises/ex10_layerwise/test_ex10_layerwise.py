@@ -2,8 +2,9 @@
 factors, padding that must not count, and a model whose layers are made to do nothing.
 
 Each probe calls ``layerwise`` (the student's module) and returns its arrays and floats; the judges
-compare with the known angles, or with ``reference_transitions`` below, written here in NumPy, on
-the random states the grader drew (a hidden case's anew for every submission)."""
+compare with the known angles, or, in the hidden cases, with ``reference_transitions``, written
+here in NumPy, on the random states the grader drew anew for every submission (it is task 1's
+answer, so it sits with the hidden cases, which the release leaves out)."""
 import math
 
 import numpy as np
@@ -23,16 +24,6 @@ def turned_back(delta, scale=1.0):
     """(1, 1, 3): e1, and a vector at 180° − delta from it (−cos δ, sin δ, 0), scaled."""
     return (np.array([[[1.0, 0.0, 0.0]]]),
             scale * np.array([[[-math.cos(delta), math.sin(delta), 0.0]]]))
-
-
-def reference_transitions(h_in, h_out):
-    """(distance, angle in degrees), each (B, T), in float64 by Kahan's formula
-    θ = 2·atan2(‖û − v̂‖, ‖û + v̂‖), accurate for every angle."""
-    a, b = np.asarray(h_in, dtype=np.float64), np.asarray(h_out, dtype=np.float64)
-    u = a / np.linalg.norm(a, axis=-1, keepdims=True)
-    v = b / np.linalg.norm(b, axis=-1, keepdims=True)
-    angle = 2 * np.arctan2(np.linalg.norm(u - v, axis=-1), np.linalg.norm(u + v, axis=-1))
-    return np.linalg.norm(b - a, axis=-1), np.degrees(angle)
 
 
 def close(actual, expected, rel, abs=0.0):
@@ -113,6 +104,16 @@ def _(out, ref):
 
 
 ### BEGIN HIDDEN TESTS
+def reference_transitions(h_in, h_out):
+    """(distance, angle in degrees), each (B, T), in float64 by Kahan's formula
+    θ = 2·atan2(‖û − v̂‖, ‖û + v̂‖), accurate for every angle."""
+    a, b = np.asarray(h_in, dtype=np.float64), np.asarray(h_out, dtype=np.float64)
+    u = a / np.linalg.norm(a, axis=-1, keepdims=True)
+    v = b / np.linalg.norm(b, axis=-1, keepdims=True)
+    angle = 2 * np.arctan2(np.linalg.norm(u - v, axis=-1), np.linalg.norm(u + v, axis=-1))
+    return np.linalg.norm(b - a, axis=-1), np.degrees(angle)
+
+
 def a_seed(rng):
     """A seed for minishare's initialization, drawn by the grader."""
     return int(rng.integers(2 ** 32))
