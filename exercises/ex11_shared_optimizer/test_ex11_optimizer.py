@@ -1,6 +1,7 @@
 """Cases of exercise 11: a weight shared by several layers, listed once per layer, must move and
-keep state as one tensor; Adam's steps are worked out in NumPy here (``adam_by_hand``), norms by
-hand.
+keep state as one tensor; Adam's steps are worked out by hand, and in the hidden cases in NumPy
+(``adam_by_hand``: task 2's answer, so it sits with the hidden cases, which the release leaves
+out), norms by hand.
 
 Each probe calls ``optimizer`` (the student's module) and returns the parameters' values and
 gradients as arrays; the judges compare them with the NumPy computations of this file. Random
@@ -29,21 +30,6 @@ def names_of(result, named):
     "another object" for anything else."""
     by_id = {id(p): name for name, p in named.items()}
     return [by_id.get(id(p), "another object") for p in result]
-
-
-def adam_by_hand(p0, grads, lr, betas, eps):
-    """Adam on one tensor (Kingma & Ba, 2015, Algorithm 1) from ``p0`` with the gradients
-    ``grads`` (None: the tensor has no gradient at that step and is skipped, its t included).
-    Returns the value after every step."""
-    beta1, beta2 = betas
-    p, m, v, t, values = np.asarray(p0, dtype=np.float64), 0.0, 0.0, 0, []
-    for g in grads:
-        if g is not None:
-            t += 1
-            m, v = beta1 * m + (1 - beta1) * g, beta2 * v + (1 - beta2) * g * g
-            p = p - lr * (m / (1 - beta1 ** t)) / (np.sqrt(v / (1 - beta2 ** t)) + eps)
-        values.append(p)
-    return values
 
 
 @case("ex11_task1")
@@ -93,6 +79,21 @@ def _(out, ref):
 
 
 ### BEGIN HIDDEN TESTS
+def adam_by_hand(p0, grads, lr, betas, eps):
+    """Adam on one tensor (Kingma & Ba, 2015, Algorithm 1) from ``p0`` with the gradients
+    ``grads`` (None: the tensor has no gradient at that step and is skipped, its t included).
+    Returns the value after every step."""
+    beta1, beta2 = betas
+    p, m, v, t, values = np.asarray(p0, dtype=np.float64), 0.0, 0.0, 0, []
+    for g in grads:
+        if g is not None:
+            t += 1
+            m, v = beta1 * m + (1 - beta1) * g, beta2 * v + (1 - beta2) * g * g
+            p = p - lr * (m / (1 - beta1 ** t)) / (np.sqrt(v / (1 - beta2 ** t)) + eps)
+        values.append(p)
+    return values
+
+
 @case("ex11_task1")
 def test_distinct_keeps_first_appearance_not_creation_order(optimizer, given):
     """Twenty tensors listed in an order unlike the order they were made in, with repeats, and
