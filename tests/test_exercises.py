@@ -191,6 +191,14 @@ def test_the_real_release_holds_no_given_function_and_its_visible_cases_pass_on_
     out = tmp_path / "release"
     release.release(REAL, out)
     assert "def decoder_mask" not in (out / "ex03_attention" / "test_ex03_attention.py").read_text()
+    # the NumPy references that compute a task's answer stay with the hidden cases (a visible judge
+    # compares with ref): in a released test file, a student could copy them
+    answers = ("np_softmax", "np_layer_norm", "np_rms_norm", "reference_attention", "reference_gqa",
+               "forward_numpy", "logits_numpy", "head_numpy", "best_of_rule", "cue_values",
+               "reference_transitions", "adam_by_hand", "t2t_signal", "universal_numpy", "t_closed_form",
+               "schedule_reference", "iterate_numpy", "np_lora", "judge_svd", "route_numpy", "capacity_reference")
+    shipped = "".join(path.read_text() for path in out.glob("ex*/test_*.py"))
+    assert [name for name in answers if f"def {name}(" in shipped] == []
     for exercise in catalog.load(REAL):
         assert ".given" not in next((out / exercise.folder).glob("test_*.py")).read_text()
         for relative in exercise.edit:
