@@ -15,10 +15,13 @@ The pieces, one concept each:
   ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS`` (nbgrader's regions, minitorch's tasks).
 * ``catalog``: ``exercises/points.json``, the one table of tasks, points, editable files and what
   a submission may not use.
-* ``cases``: a case is a probe (runs beside the submission, returns data) and a judge (runs in
-  the grader, on that data); ``pytest`` runs the visible ones in a student's copy.
-* ``scan`` reads a submission for forbidden uses; ``worker`` is the process it runs in (audit
-  hook, tripwires); ``sandbox`` starts workers as another user, with limits, and reads their data.
+* ``cases``: a case is a probe (runs beside the submission, returns data), its inputs (``given``,
+  drawn by the grader) and a judge (runs in the grader, on that data); ``pytest`` runs the
+  visible ones in a student's copy. ``probes`` cuts a case file down to what the worker, or the
+  student's copy, may see.
+* ``scan`` reads a submission for forbidden uses; ``worker`` is the process it runs in (Landlock
+  from ``landlock``, audit hook, tripwires); ``sandbox`` starts workers as another user, with
+  limits, reads their data and kills what they leave; ``judging`` runs the judges under limits.
 * ``grade``, ``check``, ``release``, ``gradescope``: the commands.
 
 ``import minishare`` does not import this package; it needs NumPy (and pytest for ``cases``).

@@ -74,10 +74,10 @@ def main(spec_path):
     os.chdir(spec["scratch"])
     import numpy                                      # noqa: F401  (loaded before the student's code)
     import minishare                                  # noqa: F401
+    from minishare.exercises import landlock
     from minishare.exercises.cases import decode, encode
     cases = _load_cases(spec["cases"])
     current = [None]                                  # the task of the case running now
-    from minishare.exercises import landlock
     roots = _roots(spec)
     locked = landlock.restrict(roots["read"] + landlock.SYSTEM, roots["write"])
     audit, tripwire, frame_of, seal = _guards(roots, spec["forbidden_modules"], send, current)
