@@ -13,12 +13,15 @@
    outside. A submission cannot undo it; where the kernel lacks it, the next two guards remain.
 4. Tripwires: every library function or class the exercise forbids is replaced by an opaque
    wrapper (no ``__wrapped__``, no closure to read) that raises ``ForbiddenUse`` when the first
-   frame above it outside the standard library and site-packages is a file of the submission.
+   frame above it outside the standard library and site-packages is a file of the submission,
+   or a library frame that was handed the function by the submission (its code does not name it).
 5. An audit hook (``sys.addaudithook``: it cannot be removed) that refuses, from here on, what a
-   probe never needs: starting processes, signals to other processes, sockets, ctypes, frames and
-   the garbage collector's object lists (the ways to reach this process's own state), compiling
-   or executing code that is not a file of the submission or the library, reading the teacher's
-   files, writing outside this run's scratch folder, and importing a forbidden module.
+   probe never needs: starting processes, signals to other processes, sockets, ctypes; frames,
+   the garbage collector's object lists and signal handlers (the ways to reach this process's
+   own state), also when the submission has the library make the call; compiling or executing
+   code that is not a file of the submission or the library, or a module already loaded again (a
+   fresh copy would have no tripwires); reading the teacher's files, writing outside this run's
+   scratch folder, and importing a forbidden module.
 
 The guards decide with what ``_guards`` captured when the worker started (closures over
 immutable values and the interpreter's own functions), never with a module global a submission
