@@ -26,7 +26,7 @@ from minishare.gradcheck import GradcheckError, gradcheck  # noqa: E402
 from minishare.random import manual_seed  # noqa: E402
 from minishare.tensor import Function, Tensor, as_tensor, is_grad_enabled, no_grad, tensor  # noqa: E402
 from minishare.threads import get_num_threads, set_num_threads  # noqa: E402
-from minishare.analysis.params import count_parameters      # noqa: E402 (needs the engine above)
+from minishare.params import count_parameters  # noqa: E402 (needs the engine above)
 from minishare.checkpoint import CheckpointError, load, save  # noqa: E402
 
 __all__ = ["backend", "Tensor", "Function", "tensor", "as_tensor", "no_grad", "is_grad_enabled", "gradcheck",

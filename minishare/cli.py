@@ -197,7 +197,8 @@ def cmd_plan(args):
         folder = os.path.dirname(os.path.abspath(args.draw))
         if not os.path.isdir(folder):
             raise FileNotFoundError(f"cannot draw to {args.draw}: folder {folder} does not exist")
-        ax = plan.draw()
+        from minishare.analysis.plan_figure import draw_plan
+        ax = draw_plan(plan)
         kind, kinds = os.path.splitext(args.draw)[1][1:], ax.figure.canvas.get_supported_filetypes()
         if kind and kind.lower() not in kinds:      # (matplotlib's own refusal is a bare ValueError)
             plt.close(ax.figure)

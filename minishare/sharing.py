@@ -280,17 +280,6 @@ class Plan:
     def __delattr__(self, attr):
         raise AttributeError("a Plan is immutable; build a new one with Plan.build")
 
-    def _repr_svg_(self):
-        """Jupyter draws a plan that ends a cell (``minishare.analysis.display.plan_svg``)."""
-        from minishare.analysis.display import plan_svg
-        return plan_svg(self)
-
-    def draw(self, ax=None, component=None):
-        """Draw the plan with matplotlib as a grid of positions by sets, the first layer at the
-        bottom (``minishare.analysis.plan_figure.draw_plan``). Returns the Axes."""
-        from minishare.analysis.plan_figure import draw_plan
-        return draw_plan(self, ax, component)
-
 
 def label(index):
     """Letter of set ``index``: A..Z, then A1..Z1, A2.. (the papers name sets A, B, C)."""

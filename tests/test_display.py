@@ -1,5 +1,6 @@
-"""Objects that draw themselves in a notebook: a Plan as SVG, a config as a parameter table, the
-autograd graph as SVG; and the notebooks' mode switch and result loader. The expected values are
+"""Objects that draw themselves in a notebook: a Plan as SVG, a config as a parameter table (both
+registered with IPython's display formatters by the lab, the kernel's classes knowing nothing of
+it), the autograd graph as SVG; and the notebooks' mode switch and result loader. The expected values are
 worked out by hand from the papers' rules, never read back from the drawing code."""
 import json
 import os
@@ -11,7 +12,7 @@ import pytest
 
 import minishare
 from minishare import data
-from minishare.analysis.display import plan_explorer, plan_svg
+from minishare.analysis.display import config_html, plan_explorer, plan_svg, register_formatters
 from minishare.analysis.graph import Graph
 from minishare.experiments import course
 from minishare.experiments.settings import FULL
@@ -37,7 +38,7 @@ def column_bottom_to_top(found, x):
 
 
 def test_plan_svg_parses_and_reads_like_the_paper_bottom_to_top():
-    root, found = boxes(Plan.build("cycle-rev", 7, 3)._repr_svg_())
+    root, found = boxes(plan_svg(Plan.build("cycle-rev", 7, 3)))
     assert root.tag == SVG + "svg"
     assert "N = 7" in root.find(SVG + "title").text and "3 sets" in root.find(SVG + "title").text
     xs = sorted({x for x, _, _ in found})
@@ -46,7 +47,7 @@ def test_plan_svg_parses_and_reads_like_the_paper_bottom_to_top():
 
 
 def test_plan_svg_names_each_component_when_they_differ():
-    svg = Plan.build("shared-ffn", 4)._repr_svg_()
+    svg = plan_svg(Plan.build("shared-ffn", 4))
     root, found = boxes(svg)
     texts = [t.text for t in root.iter(SVG + "text")]
     assert "attention" in texts and "ffn" in texts and "every component" not in texts
@@ -92,7 +93,7 @@ def table(html):
 
 def test_albert_config_html_breaks_down_albert_base_by_hand():
     V, E, H, I, P = 30000, 128, 768, 3072, 512
-    rows = table(AlbertConfig.from_preset("albert-base")._repr_html_())
+    rows = table(config_html(AlbertConfig.from_preset("albert-base")))
     assert rows["embedding: word (V × E)"] == V * E
     assert rows["embedding: position (P × E)"] == P * E
     assert rows["embedding: projection (E × H)"] == E * H + H
@@ -103,7 +104,7 @@ def test_albert_config_html_breaks_down_albert_base_by_hand():
 
 
 def test_config_html_counts_sets_per_component():
-    rows = table(AlbertConfig.from_preset("albert-base", sharing="shared-attention")._repr_html_())
+    rows = table(config_html(AlbertConfig.from_preset("albert-base", sharing="shared-attention")))
     assert "encoder: attention (1 set)" in rows and "encoder: FFN (12 sets)" in rows
     H = 768
     assert rows["encoder: FFN (12 sets)"] == 12 * (2 * H * 4 * H + 4 * H + H + 2 * H)
@@ -112,11 +113,68 @@ def test_config_html_counts_sets_per_component():
 def test_transformer_config_html_shows_both_stacks():
     config = TransformerConfig(vocab_size=100, hidden_size=16, num_attention_heads=2, intermediate_size=32,
                                num_hidden_layers=4, num_unique_layers=2, sharing="cycle")
-    html = config._repr_html_()
+    html = config_html(config)
     rows = table(html)
     assert "M = 2" in html and "A B A B" in html
     assert rows["decoder cross-attention (2 sets)"] == 2 * (4 * 16 * 16 + 4 * 16 + 2 * 16)
     assert rows["total"] == minishare.count_parameters(config)
+
+
+class _Formatter:
+    """IPython's ``BaseFormatter`` as far as ``register_formatters`` uses it: ``for_type``."""
+
+    def __init__(self):
+        self.printers = {}
+
+    def for_type(self, typ, func):
+        self.printers[typ] = func
+
+
+class _Shell:
+    """A stand-in for an IPython shell: ``display_formatter.formatters`` by MIME type."""
+
+    def __init__(self):
+        self.display_formatter = type("DisplayFormatter", (), {})()
+        self.display_formatter.formatters = {"image/svg+xml": _Formatter(), "text/html": _Formatter()}
+
+
+def test_the_kernel_classes_do_not_draw_themselves():
+    for cls in (Plan, AlbertConfig, TransformerConfig):
+        assert not any(hasattr(cls, m) for m in ("_repr_svg_", "_repr_html_", "draw")), cls
+
+
+def test_register_formatters_draws_plans_and_configs():
+    shell = _Shell()
+    assert register_formatters(shell) is True
+    formatters = shell.display_formatter.formatters
+    assert formatters["image/svg+xml"].printers == {Plan: plan_svg}
+    assert formatters["text/html"].printers == {AlbertConfig: config_html, TransformerConfig: config_html}
+
+
+def test_register_formatters_outside_ipython_does_nothing(monkeypatch):
+    import sys
+    monkeypatch.delitem(sys.modules, "IPython", raising=False)
+    assert register_formatters() is False
+    assert "IPython" not in sys.modules                   # and imports nothing to find out
+
+
+def test_an_ipython_shell_draws_a_plan_and_a_config_that_end_a_cell(monkeypatch, tmp_path):
+    """With IPython installed: its own shell, once registered with, formats a plan as the SVG and
+    a config as the HTML."""
+    interactiveshell = pytest.importorskip("IPython.core.interactiveshell")
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path))      # its profile and history, not the user's
+    shell = interactiveshell.InteractiveShell.instance()
+    try:
+        assert register_formatters() is True               # the running shell, found by itself
+        plan = Plan.build("cycle-rev", 7, 3)
+        config = TransformerConfig(vocab_size=100, hidden_size=16, num_attention_heads=2,
+                                   intermediate_size=32, num_hidden_layers=4)
+        data, _ = shell.display_formatter.format(plan)
+        assert data["image/svg+xml"] == plan_svg(plan)
+        data, _ = shell.display_formatter.format(config)
+        assert data["text/html"] == config_html(config)
+    finally:
+        interactiveshell.InteractiveShell.clear_instance()
 
 
 def test_graph_shows_a_leaf_used_twice():

@@ -390,8 +390,10 @@ def test_draw_cycle_rev():
     import matplotlib.axes
     import matplotlib.pyplot as plt
 
+    from minishare.analysis.plan_figure import draw_plan
+
     plan = Plan.build("cycle-rev", 6, 3)
-    ax = plan.draw()
+    ax = draw_plan(plan)
     assert isinstance(ax, matplotlib.axes.Axes)
     cells = _filled_cells(ax)
     assert len(cells) == 6  # one per position
@@ -411,6 +413,7 @@ def test_cycle_rev_code_in_configs_and_drawings():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from minishare.analysis.plan_figure import draw_plan
     from minishare.models import AlbertConfig, TransformerConfig
 
     code = [0, 1, 2, 0, 2, 1, 0]   # A B C A C B A
@@ -422,7 +425,7 @@ def test_cycle_rev_code_in_configs_and_drawings():
                                 intermediate_size=16, num_hidden_layers=7,
                                 sharing="cycle-rev-code", num_unique_layers=3)
     assert list(seq2seq.plan().schedule("attention")) == code
-    ax = Plan.build("cycle-rev-code", 7, 3).draw()
+    ax = draw_plan(Plan.build("cycle-rev-code", 7, 3))
     centres = sorted((round(c.get_x() + c.get_width() / 2), round(c.get_y() + c.get_height() / 2))
                      for c in _filled_cells(ax))
     assert centres == sorted((k, i) for i, k in enumerate(code))
@@ -437,16 +440,18 @@ def test_draw_components_side_by_side_and_on_a_given_axes():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from minishare.analysis.plan_figure import draw_plan
+
     plan = Plan.build("shared-attention", 4)
     _, ax = plt.subplots()
-    assert plan.draw(ax=ax) is ax
+    assert draw_plan(plan, ax=ax) is ax
     assert len(_filled_cells(ax)) == 8  # attention and ffn, 4 positions each
     assert len(ax.get_xticks()) == 1 + 4  # one attention set, four FFN sets
     _, ax = plt.subplots()
-    plan.draw(ax=ax, component="ffn")
+    draw_plan(plan, ax=ax, component="ffn")
     assert len(_filled_cells(ax)) == 4
     assert len(ax.get_xticks()) == 4
     assert "ffn" in ax.get_title()
     with pytest.raises(ValueError, match="unknown component"):
-        plan.draw(component="mlp")
+        draw_plan(plan, component="mlp")
     plt.close("all")

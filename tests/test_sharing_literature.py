@@ -73,7 +73,8 @@ def test_counted_like_the_others():
 def test_drawn_like_the_others():
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
-    ax = Plan.build("middle-cycle", 6, 4).draw()
+    from minishare.analysis.plan_figure import draw_plan
+    ax = draw_plan(Plan.build("middle-cycle", 6, 4))
     assert [t.get_text() for t in ax.get_xticklabels()] == ["A", "B", "C", "D"]
     assert len(ax.patches) == 6
     assert str(Plan.build("sandwich", 5)) == "A B B B C"

@@ -1,10 +1,13 @@
-"""How objects draw themselves in a notebook: a sharing ``Plan`` as SVG, a model config as a table
-of where its parameters go. Jupyter calls ``Plan._repr_svg_`` and ``AlbertConfig._repr_html_``
-(which delegate here) when the object is the last expression of a cell.
+"""How objects draw themselves in a notebook: a sharing ``Plan`` as SVG (``plan_svg``), a model
+config as a table of where its parameters go (``config_html``). The kernel's classes know nothing
+of this: ``register_formatters`` tells IPython's display formatters to call these functions for
+them, and runs when ``minishare.analysis`` is imported inside IPython (and in ``course.setup()``,
+the first cell of every notebook). Then a plan or a config that ends a cell is drawn.
 
-Plain strings, no plotting library: ``import minishare`` stays NumPy-only, and the SVG is small
-enough to diff. Every string that comes from the user (a plan's name) is escaped.
+Plain strings, no plotting library, and no IPython import: the SVG is small enough to diff, and
+outside IPython nothing happens. Every string that comes from the user (a plan's name) is escaped.
 """
+import sys
 from html import escape
 
 # One colour per parameter set (Tableau 10): set A is blue wherever it appears, so a Cycle plan
@@ -87,8 +90,8 @@ def config_html(config):
     """A config as HTML: its shape (V, E, H, N, M), its plan, and where its parameters go, counted
     shape-only (nothing allocated), each shared tensor once, as ``count_parameters`` counts it
     (an ALBERT config: the encoder with its pooler, as the papers count)."""
-    from minishare.analysis.params import build_shape_only
     from minishare.models import AlbertConfig
+    from minishare.params import build_shape_only
     model = build_shape_only(config)
     rows = _albert_groups(config, model) if isinstance(config, AlbertConfig) else _stack_groups(model)
     total = sum(n for _, n, _ in rows)
@@ -109,10 +112,35 @@ def config_html(config):
             "</td><td style='text-align:right'>100%</td></tr></tbody></table></div>")
 
 
+def running_shell():
+    """The running IPython shell, or None: outside IPython (IPython not imported, or imported but
+    no shell started), without importing IPython."""
+    ipython = sys.modules.get("IPython")
+    get_ipython = getattr(ipython, "get_ipython", None)
+    return get_ipython() if get_ipython is not None else None
+
+
+def register_formatters(shell=None):
+    """Make ``shell`` (by default the running IPython shell) draw a ``Plan`` as ``plan_svg`` and an
+    ``AlbertConfig`` or ``TransformerConfig`` as ``config_html`` when one is shown (the last
+    expression of a cell, or ``display``). Returns whether a shell was there to register with;
+    registering twice is harmless."""
+    shell = running_shell() if shell is None else shell
+    if shell is None:
+        return False
+    from minishare.models.config import AlbertConfig, TransformerConfig
+    from minishare.sharing import Plan
+    formatters = shell.display_formatter.formatters
+    formatters["image/svg+xml"].for_type(Plan, plan_svg)
+    for config in (AlbertConfig, TransformerConfig):
+        formatters["text/html"].for_type(config, config_html)
+    return True
+
+
 def plan_explorer(n_layers=6, n_unique=3, strategy="cycle-rev", max_layers=24):
     """Sliders for N and M and a menu of strategies, the plan redrawn as they move (needs
     ipywidgets, which is optional). Without ipywidgets, returns the plan for the given values
-    (it draws itself) and prints how to get the widget. Strategies whose M follows from N
+    (drawn, in IPython, by ``register_formatters``) and prints how to get the widget. Strategies whose M follows from N
     (ALBERT's, the sandwich, ...) ignore M; a rule the strategy cannot follow (Sequence with M not
     dividing N) shows the library's error message."""
     from minishare.sharing import STRATEGIES, TAKES_N_UNIQUE, Plan

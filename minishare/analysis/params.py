@@ -1,19 +1,12 @@
-"""Counting parameters, each distinct tensor once, and the tables of the papers.
+"""Where the parameters go, each distinct tensor once, and the tables of the papers.
 
-Counting a model walks ``model.parameters()``, which yields a shared tensor once: the count is what
-is stored and trained, not what is computed with. Full-size presets are counted by building the
-real model under ``nn.init.shape_only()``, so the same tensors are counted (no separate formula
-that could drift from the code) without allocating their memory.
+Counting itself is the kernel's (``minishare.params``: ``count_parameters``, each shared tensor
+once, and ``build_shape_only``, a full-size model built without allocating its memory); this
+module files the counted tensors under the groups and parts of a model, and compares the counts
+with the papers' tables. ``count_parameters`` and ``build_shape_only`` are importable from here too.
 """
-from minishare.nn import Module, init
-
-
-def count_parameters(model_or_config):
-    """Number of trainable numbers, each shared tensor counted once. Accepts a Module, or a config
-    (AlbertConfig: the encoder with its pooler, as the papers count; TransformerConfig: the
-    encoder-decoder), which is then built shape-only."""
-    model = model_or_config if isinstance(model_or_config, Module) else build_shape_only(model_or_config)
-    return sum(p.size for p in model.parameters())
+from minishare.nn import init
+from minishare.params import build_shape_only, count_parameters  # noqa: F401 (re-exported)
 
 
 # --- where the parameters go ------------------------------------------------------------------------
@@ -61,17 +54,6 @@ def parameter_breakdown(model_or_config):
             raise ValueError(f"parameter_breakdown: no part for parameter {name!r}")
         result[match[0]][match[1]] += p.size
     return result
-
-
-def build_shape_only(config):
-    from minishare.models import AlbertConfig, AlbertModel, EncoderDecoderModel, TransformerConfig
-    with init.shape_only():
-        if isinstance(config, AlbertConfig):
-            return AlbertModel(config)
-        if isinstance(config, TransformerConfig):
-            return EncoderDecoderModel(config)
-    raise TypeError(f"count_parameters needs a Module, AlbertConfig or TransformerConfig, got "
-                    f"{type(config).__name__}")
 
 
 # ALBERT (Lan et al., 2019) Tables 3 and 4: an ALBERT-base-shaped model (H = 768, N = 12).

@@ -1,5 +1,5 @@
 """A sharing plan drawn with matplotlib: rows are layer positions, the first layer at the bottom;
-columns are parameter sets; a filled cell marks the set a position uses (``Plan.draw``). Several
+columns are parameter sets; a filled cell marks the set a position uses (``draw_plan``). Several
 plans side by side: ``plot_plans``."""
 from minishare.analysis.figure_style import book_figure, new_figure, wrapped
 from minishare.errors import MissingPackage
@@ -13,7 +13,7 @@ def draw_plan(plan, ax=None, component=None):
         import matplotlib.pyplot as plt
         from matplotlib.patches import Rectangle
     except ImportError as error:
-        raise MissingPackage("Plan.draw needs matplotlib: pip install matplotlib") from error
+        raise MissingPackage("draw_plan needs matplotlib: pip install matplotlib") from error
     from minishare.sharing import label
     shown = [component] if component is not None else plan.shown_components()
     columns = []      # (tick label, schedule, set index), left to right
@@ -46,7 +46,7 @@ def draw_plan(plan, ax=None, component=None):
 
 @book_figure
 def plot_plans(plans, ncols=4):
-    """A grid of ``Plan.draw`` panels (positions × parameter sets), one per plan; ``plans``:
+    """A grid of ``draw_plan`` panels (positions × parameter sets), one per plan; ``plans``:
     name -> ``minishare.sharing.Plan``; each panel is titled with its name."""
     if not plans:
         raise ValueError("plot_plans needs at least one plan")
@@ -56,7 +56,7 @@ def plot_plans(plans, ncols=4):
     fig, axes = new_figure(nrows, ncols, height=1.6 + 0.35 * tallest)
     flat = [ax for row in axes for ax in row]
     for ax, (name, plan) in zip(flat, plans.items()):
-        plan.draw(ax)
+        draw_plan(plan, ax)
         ax.set_title(wrapped(name, 18))      # a panel a quarter of the width
         ax.set_ylabel("layer position")   # the suptitle says where the first layer is
     for ax in flat[len(plans):]:

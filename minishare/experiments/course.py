@@ -45,15 +45,18 @@ def settings():
 
 def setup():
     """The first cell of every notebook: make the library's figures (pyplot-free matplotlib
-    Figures) display when they end a cell, as ``%matplotlib inline`` does, and return the line
-    that says which mode this is. Outside IPython only the line is returned."""
+    Figures) display when they end a cell, as ``%matplotlib inline`` does, and plans and configs
+    too (``analysis.display.register_formatters``), and return the line that says which mode this
+    is. Outside IPython only the line is returned."""
     try:
         from IPython import get_ipython
     except ImportError:
         return banner()
     shell = get_ipython()
     if shell is not None:
+        from minishare.analysis.display import register_formatters
         shell.run_line_magic("matplotlib", "inline")
+        register_formatters(shell)
     return banner()
 
 

@@ -74,11 +74,6 @@ class AlbertConfig:
     def to_dict(self):
         return dataclasses.asdict(self)
 
-    def _repr_html_(self):
-        """Jupyter shows a config that ends a cell as its shape, plan and parameter breakdown."""
-        from minishare.analysis.display import config_html
-        return config_html(self)
-
 
 @dataclasses.dataclass
 class TransformerConfig:
@@ -127,11 +122,6 @@ class TransformerConfig:
 
     def to_dict(self):
         return dataclasses.asdict(self)
-
-    def _repr_html_(self):
-        """Jupyter shows a config that ends a cell as its shape, plan and parameter breakdown."""
-        from minishare.analysis.display import config_html
-        return config_html(self)
 
 
 def validate(config):
