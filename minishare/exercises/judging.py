@@ -101,6 +101,9 @@ def serve():
             answer = {"passed": True, "output": ""}
         except AssertionError as err:
             answer = {"passed": False, "output": f"wrong: {err}"}
+        except MemoryError:
+            answer = {"passed": False, "output": "wrong: judging this case ran out of the grader's memory limit "
+                                                 "(what the submission returned makes the judge work without end)"}
         except Exception as err:          # noqa: BLE001  (the data is the submission's: anything)
             answer = {"passed": False, "output": f"wrong: the result could not be judged ({type(err).__name__}: "
                                                  f"{str(err)[:2000]})"}
