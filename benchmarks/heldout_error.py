@@ -19,7 +19,7 @@ import os
 import numpy
 
 from minishare import checkpoint
-from minishare.experiments.common import corpus_documents, load_tokenizer, make_task
+from minishare.run.build import corpus_documents, load_tokenizer, make_task
 from minishare.tasks import IGNORE_INDEX
 from minishare.tensor import no_grad
 

@@ -24,7 +24,7 @@ def train_one(job):
     task_name, options, sharing, M, N, norm, lr, steps, seed, H = job
     from minishare import random as ms_random
     from minishare.data import seq2seq
-    from minishare.experiments.common import build_model, make_config
+    from minishare.run.build import build_model, make_config
     from minishare.tasks import Seq2SeqTask
     from minishare.train import TrainConfig, Trainer
     task = Seq2SeqTask(seq2seq.get_task(task_name, **options), batch_size=32, seed=seed)

@@ -20,8 +20,10 @@ import traceback
 from minishare import distributed, sharing
 from minishare.analysis import layerwise
 from minishare.errors import InvalidValue, MinishareError, MissingPackage
-from minishare.experiments import run_folder, run_training
-from minishare.experiments.common import SEQ2SEQ_TASKS
+from minishare.run import folder as run_folder
+from minishare.run.build import SEQ2SEQ_TASKS
+from minishare.run.errors import BadArgument, TrainingInterrupted
+from minishare.run.training import run_training
 from minishare.files import atomic_write
 from minishare.threads import set_num_threads
 from minishare.train import OPTIMIZERS
@@ -285,14 +287,14 @@ def _run(command, args, parser, prefix):
         if getattr(args, "threads", None) is not None:
             set_num_threads(args.threads)
         command(args)
-    except run_folder.TrainingInterrupted as stop:
+    except TrainingInterrupted as stop:
         print(f"{prefix}: {stop}; continue with: {parser.prog} train --out {stop.out} --resume",
               file=sys.stderr)
         return 128 + stop.signal
     except KeyboardInterrupt:
         print(f"{prefix}: interrupted", file=sys.stderr)
         return 130
-    except run_folder.BadArgument as err:
+    except BadArgument as err:
         print(f"{prefix}: error: argument {_flag(err.name)}: {err.rule}, got {err.value}", file=sys.stderr)
         return 2
     except FloatingPointError as err:    # a diverging run (TrainingDiverged), or NumPy's overflow

@@ -12,7 +12,7 @@ import pytest
 
 from minishare.data import seq2seq
 from minishare.experiments import claims, exp_communication, exp_gradnorms, exp_lm, exp_takase, reproduce, stats
-from minishare.experiments.common import make_task
+from minishare.run.build import make_task
 from minishare.experiments.settings import FULL, QUICK
 from minishare.models import TransformerConfig
 

@@ -5,7 +5,7 @@ import pytest
 
 from minishare.analysis.cues import CUES, cue_accuracies, fit_rule
 from minishare.data import PretrainingData, Tokenizer, collate, default_corpus, split_documents
-from minishare.experiments.common import load_tokenizer
+from minishare.run.build import load_tokenizer
 
 TOLERANCE = 0.05   # the largest distance from chance a cue-only rule may score
 

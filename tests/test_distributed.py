@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from minishare import backend, distributed
-from minishare.experiments.common import make_task
+from minishare.run.build import make_task
 from minishare.models import AlbertConfig, AlbertForPreTraining
 from minishare.tensor import Tensor
 
@@ -87,7 +87,7 @@ def test_two_shards_with_different_masked_counts_give_the_whole_batch_gradient(t
 def test_the_other_tasks_split_into_the_whole_batch_gradient(name, text_corpus):
     """Seq2seq: a mean over the target tokens that are not padding (the shards hold different
     numbers); LM: over every window's T - 1 targets. Three ranks, 7 rows: 3 + 2 + 2."""
-    from minishare.experiments.common import build_model, make_config
+    from minishare.run.build import build_model, make_config
     task, V = make_task(name, seed=0, batch_size=7, seq_len=16, corpus=str(text_corpus), vocab_size=80)
     model = build_model(name, make_config(name, V, overrides=dict(hidden_size=16, num_attention_heads=2,
                                                                  intermediate_size=32, num_hidden_layers=2),

@@ -7,7 +7,7 @@ import minishare
 from minishare import checkpoint, checks, data, errors, safeio, sharing
 from minishare.exercises.catalog import CatalogError
 from minishare.exercises.regions import RegionError
-from minishare.experiments import run_folder
+from minishare.run import errors as run_errors, folder as run_folder
 from minishare.models import AlbertConfig, TransformerConfig
 from minishare.nn import MultiHeadAttention
 from minishare.train import TrainConfig
@@ -15,8 +15,8 @@ from minishare.train import TrainConfig
 
 @pytest.mark.parametrize("error, builtin", [
     (errors.InvalidValue, ValueError), (errors.InvalidType, TypeError), (errors.MissingPackage, ImportError),
-    (run_folder.BadArgument, ValueError), (run_folder.RunInUse, FileExistsError),
-    (run_folder.TrainingDiverged, FloatingPointError), (run_folder.TrainingInterrupted, Exception),
+    (run_errors.BadArgument, ValueError), (run_errors.RunInUse, FileExistsError),
+    (run_errors.TrainingDiverged, FloatingPointError), (run_errors.TrainingInterrupted, Exception),
     (checkpoint.CheckpointError, ValueError), (minishare.GradcheckError, AssertionError),
     (minishare.backend.BackendError, ImportError), (RegionError, ValueError), (CatalogError, ValueError),
 ])
@@ -40,7 +40,7 @@ def test_library_errors_keep_their_builtin_kind(error, builtin):
     (lambda: minishare.set_num_threads(0), errors.InvalidValue),
     (lambda: run_folder.check_arguments(dict(vocab_size=1000, seq_len=64, steps=0, batch_size=32,
                                              eval_every=1, save_every=1, seed=0, lr=1e-3, warmup_steps=0)),
-     run_folder.BadArgument),
+     run_errors.BadArgument),
 ])
 def test_checks_of_user_input_raise_library_errors(call, kind):
     with pytest.raises(kind):

@@ -406,7 +406,7 @@ def test_one_line_corpus_is_read_and_counted_in_a_few_times_its_size(tmp_path):
     BPE pieces allocates a few times the file (Python's peak as tracemalloc sees it), where a
     list of every word once cost about 20 times."""
     import tracemalloc
-    from minishare.experiments import common
+    from minishare.run import build
     rng = np.random.default_rng(0)
     words = np.array([f"w{i}" for i in range(300)] + ["The", "end."])
     path = tmp_path / "one_line.txt"
@@ -414,7 +414,7 @@ def test_one_line_corpus_is_read_and_counted_in_a_few_times_its_size(tmp_path):
     size = path.stat().st_size
     tracemalloc.start()
     try:
-        common.load_tokenizer(common.corpus_documents(str(path)), vocab_size=330)
+        build.load_tokenizer(build.corpus_documents(str(path)), vocab_size=330)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

@@ -239,16 +239,16 @@ def test_second_ctrl_c_still_says_how_to_resume(tmp_path, capsys, monkeypatch):
     """A second Ctrl-C during the save after the first interrupts at once: the one line still
     says where the last checkpoint is and how to resume. The two signals are real SIGINTs, sent
     by the process to itself while the fifth step's history is being written."""
-    from minishare.experiments import common
+    from minishare.run import training
     out = tmp_path / "run"
-    real_save = common.save_history
+    real_save = training.save_history
 
     def save_history(history, path):
         real_save(history, path)
         if len(history) == 5:
             os.kill(os.getpid(), signal.SIGINT)      # the first: a stop request, recorded
             os.kill(os.getpid(), signal.SIGINT)      # the second: interrupts at once
-    monkeypatch.setattr(common, "save_history", save_history)
+    monkeypatch.setattr(training, "save_history", save_history)
     status, _, err = run(capsys, *COPY, "--steps", 100, "--save-every", 5, "--out", out)
     line = one_line(err)
     assert status == 130 and "--resume" in line and str(out) in line and "step 5" in line, line

@@ -233,11 +233,11 @@ def test_unwritable_out_is_found_before_training(tmp_path, capsys, monkeypatch):
                                           (KeyboardInterrupt(), ["interrupted"]),
                                           (FloatingPointError("overflow in exp"), ["overflow"])])
 def test_errors_from_deep_inside_are_one_line(error, words, tmp_path, capsys, monkeypatch):
-    from minishare import experiments
+    from minishare.run import training
 
     def fail(*args, **kwargs):
         raise error
-    monkeypatch.setattr(experiments.common, "make_task", fail)
+    monkeypatch.setattr(training, "make_task", fail)
     status, _, err = run(capsys, *TINY, "--steps", 2, "--out", tmp_path / "run")
     line = one_line(err)
     assert status != 0

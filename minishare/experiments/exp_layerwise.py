@@ -9,7 +9,7 @@ from minishare import random as ms_random
 from minishare.analysis import layerwise, layerwise_figure
 from minishare.analysis.figure_style import save_figure
 from minishare.experiments import claims as ledger, exp_albert, stats
-from minishare.experiments.common import build_model, make_config, make_task
+from minishare.run.build import build_model, make_config, make_task
 
 
 # The paper's two models, and an all-shared one at the BERT-style E: set against BERT-style, it

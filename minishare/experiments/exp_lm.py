@@ -13,7 +13,8 @@ import math
 import numpy    # host-side counting of token ids, as minishare.tasks draws its batches
 
 from minishare.experiments import claims as ledger, exp_takase, stats
-from minishare.experiments.common import corpus_name, make_task, tokenizer_vocab_size
+from minishare.experiments.common import corpus_name, tokenizer_vocab_size
+from minishare.run.build import make_task
 from minishare.experiments.exp_takase import LN
 
 # The bigram model's smoothing: every context gets ADD_K · V pseudo-counts, spread over the next

@@ -22,7 +22,8 @@ from minishare.analysis import count_parameters
 from minishare.analysis.figure_style import save_figure
 from minishare.analysis.relaxed_figure import plot_relaxed
 from minishare.experiments import claims as ledger, exp_lm, stats
-from minishare.experiments.common import corpus_name, make_task, tokenizer_vocab_size
+from minishare.experiments.common import corpus_name, tokenizer_vocab_size
+from minishare.run.build import make_task
 from minishare.experiments.runs import cached_run
 from minishare.models.recursive import to_basis_shared, to_recursive, to_relaxed
 from minishare.sharing import Plan

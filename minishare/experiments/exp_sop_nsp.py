@@ -7,7 +7,7 @@ import math
 
 from minishare.analysis import cues
 from minishare.experiments import claims as ledger, exp_albert, stats
-from minishare.experiments.common import make_task
+from minishare.run.build import make_task
 
 OBJECTIVES = ("sop", "nsp")
 METRICS = ("eval_mlm_accuracy", "eval_nsp_accuracy", "eval_sop_accuracy")

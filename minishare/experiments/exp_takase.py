@@ -28,7 +28,7 @@ from minishare.analysis import count_parameters, memory, training_figures
 from minishare.analysis.figure_style import save_figure
 from minishare.data import seq2seq
 from minishare.experiments import claims as ledger, stats
-from minishare.experiments.common import build_model, make_config, make_task
+from minishare.run.build import build_model, make_config, make_task
 from minishare.experiments import runs
 from minishare.experiments.runs import cached_run
 from minishare.models import DecoderLM

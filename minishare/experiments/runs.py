@@ -19,7 +19,7 @@ import time
 from minishare import checkpoint
 from minishare.checks import is_int
 from minishare.errors import InvalidValue
-from minishare.experiments.common import run_training
+from minishare.run.training import run_training
 from minishare.files import atomic_write
 
 # Set in the environment the workers start with: OpenBLAS and OpenMP read these once, when NumPy

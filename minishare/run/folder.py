@@ -23,6 +23,7 @@ import tempfile
 from minishare import safeio
 from minishare.checks import is_int, is_real
 from minishare.errors import InvalidValue, MinishareError
+from minishare.run.errors import BadArgument, RunInUse
 
 RUN_FILES = ("config.json", "tokenizer.json", "checkpoint.npz", "history.csv")
 LOCK = ".lock"
@@ -30,32 +31,6 @@ MAY_CHANGE_ON_RESUME = ("steps", "eval_every", "save_every")
 # run_training's keywords that config.json records as the run's "arguments"
 ARGUMENTS = ("task", "preset", "overrides", "objective", "corpus", "vocab_size", "seq_len", "steps",
              "batch_size", "lr", "optimizer", "eval_every", "seed", "warmup_steps", "save_every")
-
-
-class BadArgument(InvalidValue):
-    """An argument outside its range; ``.name`` is the argument, so the CLI can name its flag."""
-
-    def __init__(self, name, rule, value):
-        super().__init__(f"{name} {rule}, got {value!r}")
-        self.name, self.rule, self.value = name, rule, value
-
-
-class TrainingInterrupted(MinishareError):
-    """SIGINT or SIGTERM stopped ``run_training``, which saved its checkpoint and history first
-    (or, at a second signal, stopped at once: ``message`` then says which checkpoint is kept)."""
-
-    def __init__(self, signal, step, out, message=None):
-        super().__init__(message or f"interrupted by {signal.name} after step {step}: checkpoint and "
-                         f"history saved in {out}")
-        self.signal, self.step, self.out = signal, step, out
-
-
-class RunInUse(MinishareError, FileExistsError):
-    """Another live run holds the folder's lock."""
-
-
-class TrainingDiverged(MinishareError, FloatingPointError):
-    """The loss (or gradient) stopped being finite; the last good checkpoint was kept."""
 
 
 def check_arguments(arguments):
