@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from minishare import backend
-from minishare.exercises import cases, catalog, check, grade, gradescope, regions, release, scan
+from minishare.exercises import cases, catalog, check, grade, gradescope, regions, release, scan, suites
 from minishare.exercises.__main__ import main
 
 numpy_run_only = pytest.mark.skipif(backend.name == "strict", reason="workers run on NumPy whatever the "
@@ -557,7 +557,7 @@ def test_check_names_a_forbidden_name_the_library_does_not_have(tmp_path):
     table = json.loads((root / "points.json").read_text())
     table["ex01"]["forbid"] = ["minishare.no_such_module.thing"]
     (root / "points.json").write_text(json.dumps(table))
-    problems = check.check_structure(root, [grade.load_suite(root, catalog.load(root)[0])])
+    problems = check.check_structure(root, [suites.load_suite(root, catalog.load(root)[0])])
     assert problems == ["ex01: forbid names minishare.no_such_module.thing, which the library does not have "
                         "(renamed?): nothing would stop its use"]
 

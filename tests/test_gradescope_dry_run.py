@@ -18,11 +18,11 @@ import zipfile
 import pytest
 
 from minishare import backend
-from minishare.exercises import catalog, grade
+from minishare.exercises import catalog
 
 SOURCE = catalog.default_root()
 ONLY = ()                         # every exercise (``--only`` flags otherwise)
-EXERCISES = grade.select(catalog.load(SOURCE), ONLY)
+EXERCISES = catalog.select(catalog.load(SOURCE), ONLY)
 
 pytestmark = [
     pytest.mark.slow,

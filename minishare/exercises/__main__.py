@@ -80,17 +80,17 @@ def main(argv=None):
 def batch(root, submissions, out, only, jobs, allow_root=False):
     """Grade each sub-folder of ``submissions`` against one reference run: ``out/NAME/results.json``
     and ``out/scores.csv`` (a row per submission, a column per task, the total and its notes)."""
-    from minishare.exercises import grade, sandbox
+    from minishare.exercises import grade, sandbox, suites
     from minishare.files import atomic_write
     if not os.path.isdir(submissions):
         raise FileNotFoundError(f"batch: {submissions} is not a folder")
     names = sorted(n for n in os.listdir(submissions)
                    if os.path.isdir(os.path.join(submissions, n)) and not n.startswith("."))
-    exercises = grade.select(catalog.load(root), only)
+    exercises = catalog.select(catalog.load(root), only)
     markers = [t.marker for e in exercises for t in e.tasks]
     with sandbox.Sandbox(deny=[root], allow_root=allow_root) as box:
         print(box.note, file=sys.stderr)
-        refs = grade.reference_data(root, [grade.load_suite(root, e) for e in exercises], box, jobs)
+        refs = grade.reference_data(root, [suites.load_suite(root, e) for e in exercises], box, jobs)
         table = []
         for name in names:
             rows, _, notes = grade.grade(root, os.path.join(submissions, name),

@@ -120,3 +120,14 @@ def _names(entry, where, problems):
 def markers(exercises):
     """{marker: Task} over every exercise."""
     return {task.marker: task for exercise in exercises for task in exercise.tasks}
+
+
+def select(exercises, only):
+    """The exercises named in ``only`` (ids like "ex03"), all when it is empty."""
+    if not only:
+        return exercises
+    known = {e.id for e in exercises}
+    unknown = sorted(set(only) - known)
+    if unknown:
+        raise CatalogError(f"--only: no exercise {', '.join(unknown)} (there are {', '.join(sorted(known))})")
+    return [e for e in exercises if e.id in only]

@@ -20,6 +20,7 @@ import tempfile
 import time
 
 from minishare.exercises import catalog, grade, judging, regions, release, sandbox, worker
+from minishare.exercises.suites import load_suite
 
 STUB = re.compile(r"^NotImplementedError: (ex\d\d) task (\d+)")
 MUTANT = re.compile(r"^task(\d+)_\w+\.py$")
@@ -178,9 +179,9 @@ def check(root, only=None, jobs=2, say=print):
     """Run the checks; returns the list of problems (empty when sound) and says the counts."""
     started = time.monotonic()
     try:
-        exercises = grade.select(catalog.load(root), only)
+        exercises = catalog.select(catalog.load(root), only)
         hidden = release.hidden_names(root, exercises)
-        suites = [grade.load_suite(root, e) for e in exercises]
+        suites = [load_suite(root, e) for e in exercises]
     except (catalog.CatalogError, regions.RegionError) as err:
         return str(err).splitlines()
     problems = check_structure(root, suites)

@@ -23,8 +23,6 @@ For each exercise:
 """
 import ast
 import concurrent.futures
-import dataclasses
-import importlib.util
 import io
 import json
 import os
@@ -32,46 +30,13 @@ import secrets
 import tempfile
 import tokenize
 
-from minishare.exercises import catalog, cases, judging, regions, release, sandbox, scan
+from minishare.exercises import catalog, cases, judging, regions, sandbox, scan
+from minishare.exercises.suites import load_suite, reference_texts, references
 from minishare.files import atomic_write
 
 MAX_FILE = 5 * 2 ** 20            # bytes of one submitted file
 UNIT = 1024                       # a case's points are multiples of 1/UNIT (see ``split``)
 JUDGE_TIME = 30.0                 # seconds a judge may take, at least (twice the case's own limit)
-
-
-@dataclasses.dataclass
-class Suite:
-    """The cases of one exercise, as the grader sees them."""
-    exercise: catalog.Exercise
-    path: str                     # the case file
-    cases: dict                   # name -> cases.Case, in file order
-    hidden: set                   # names of hidden cases
-
-    def names(self, hidden):
-        return [n for n in self.cases if (n in self.hidden) == hidden]
-
-    def inputs(self, names, seed=None):
-        """{name: given data} of the cases ``names`` that take inputs; ``seed`` (the grader's
-        secret) draws the hidden cases' inputs, the visible ones keep theirs (in a release, the
-        ones its ``expected.json`` records)."""
-        drawn = {n: self.cases[n].inputs(seed if n in self.hidden else None) for n in names}
-        return {n: g for n, g in drawn.items() if self.cases[n].given is not None or self.cases[n].wants_given}
-
-
-def load_suite(root, exercise):
-    """The exercise's one ``test_*.py`` file, imported here (the teacher's code)."""
-    folder = os.path.join(root, exercise.folder)
-    tests = sorted(f for f in os.listdir(folder) if release.is_test_file(f))
-    if len(tests) != 1:
-        raise catalog.CatalogError(f"{exercise.folder}: needs exactly one test_*.py file, has {tests}")
-    path = os.path.join(folder, tests[0])
-    spec = importlib.util.spec_from_file_location(f"cases_{exercise.id}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    with open(path, encoding="utf-8") as f:
-        hidden = regions.hidden_test_names(f.read(), path)
-    return Suite(exercise, path, {c.name: c for c in cases.cases_of(module)}, hidden)
 
 
 def find_files(submission, exercise, everything):
@@ -152,38 +117,6 @@ def _task_functions(text, path, exercise_id):
                 visit(child, name)
     visit(tree, None)
     return {k: tuple(sorted(v)) for k, v in found.items()}
-
-
-def references(root, suite, box, names=None, seed=None):
-    """{case name: record} of the reference solution on the cases ``names`` (all), the hidden
-    ones drawn with ``seed``: its probes' data (the teacher's tree), or the visible cases' data
-    shipped in a release's ``expected.json``."""
-    exercise = suite.exercise
-    texts = reference_texts(root, exercise)
-    if all(regions.BEGIN_SOLUTION.search(line) is None for t in texts.values() for line in t.splitlines()):
-        path = os.path.join(root, exercise.folder, cases.EXPECTED)
-        if not os.path.exists(path):
-            return {}
-        with open(path, encoding="utf-8") as f:
-            return {name: {"data": data} for name, data in json.load(f)["reference"].items()}
-    files = {}
-    for relative in exercise.edit:
-        with open(os.path.join(root, exercise.folder, relative), "rb") as f:
-            files[relative] = f.read()
-    names = list(suite.cases) if names is None else names
-    result = box.run(files, suite.path, names, exercise.modules, {}, [],
-                     {n: c.timeout for n, c in suite.cases.items()}, suite.inputs(names, seed))
-    return result.records
-
-
-def reference_texts(root, exercise):
-    texts = {}
-    for relative in exercise.edit:
-        path = os.path.join(root, exercise.folder, relative)
-        if relative.endswith(".py") and os.path.exists(path):
-            with open(path, encoding="utf-8") as f:
-                texts[relative] = f.read()
-    return texts
 
 
 def grade_exercise(root, suite, files, box, refs, scratch, judges, seed=None, task=None):
@@ -270,7 +203,7 @@ def grade(root, submission, json_path=None, only=None, jobs=2, box=None, refs=No
     ({exercise id: references}) may be given to grade many submissions against one reference run;
     ``seed`` fixes the hidden inputs (default: a fresh secret); ``allow_root``: run submissions
     as root when no unprivileged user can (a local test of the teacher's own, never for students)."""
-    exercises = select(catalog.load(root), only)
+    exercises = catalog.select(catalog.load(root), only)
     if not os.path.isdir(submission):
         raise FileNotFoundError(f"grade: {submission} is not a folder")
     everything = [os.path.join(e.folder, r) for e in catalog.load(root) for r in e.edit]
@@ -309,17 +242,6 @@ def reference_data(root, suites, box, jobs=2):
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = {s.exercise.id: pool.submit(references, root, s, box) for s in suites}
         return {ex_id: f.result() for ex_id, f in futures.items()}
-
-
-def select(exercises, only):
-    """The exercises named in ``only`` (ids like "ex03"), all when it is empty."""
-    if not only:
-        return exercises
-    known = {e.id for e in exercises}
-    unknown = sorted(set(only) - known)
-    if unknown:
-        raise catalog.CatalogError(f"--only: no exercise {', '.join(unknown)} (there are {', '.join(sorted(known))})")
-    return [e for e in exercises if e.id in only]
 
 
 def table(exercises, rows):

@@ -21,7 +21,7 @@ import stat
 import tempfile
 import zipfile
 
-from minishare.exercises import catalog, grade, release
+from minishare.exercises import catalog, release
 
 SETUP = """#!/usr/bin/env bash
 # Gradescope runs this once, as root, to build the autograder's image.
@@ -53,7 +53,7 @@ MINISHARE_GRADER_USER=student "$ROOT/venv/bin/python" -m minishare.exercises \\
 def build(root, out, only=None):
     """Write the autograder zip for the exercises under ``root`` (those in ``only``) to ``out``."""
     everything = catalog.load(root)
-    exercises = grade.select(everything, only)
+    exercises = catalog.select(everything, only)
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     with tempfile.TemporaryDirectory(prefix="minishare-gradescope-") as scratch:
         source = os.path.join(scratch, "source")

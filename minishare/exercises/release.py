@@ -18,14 +18,11 @@ import os
 import shutil
 import tempfile
 
-from minishare.exercises import catalog, probes, regions
+from minishare.exercises import cases, catalog, probes, regions, suites
+from minishare.exercises.suites import is_test_file
 
 SKIP = ("__pycache__", ".pytest_cache", ".ipynb_checkpoints", "mutants")
 TEACHERS = "## For teachers"          # the README's section that stays behind, to the end
-
-
-def is_test_file(name):
-    return os.path.basename(name).startswith("test_") and name.endswith(".py")
 
 
 def exercise_files(root, exercise):
@@ -64,9 +61,9 @@ def released_text(root, exercise, relative):
 def release(root, out, only=None, box=None):
     """Write the student copy of the exercises under ``root`` (those in ``only``, or all) to the
     new folder ``out``. Returns the number of files written."""
-    from minishare.exercises import grade, sandbox
+    from minishare.exercises import sandbox
     everything = catalog.load(root)
-    exercises = grade.select(everything, only)
+    exercises = catalog.select(everything, only)
     out = os.path.abspath(out)
     if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
         raise FileExistsError(f"release: {out} exists and is not an empty folder; choose a new one")
@@ -115,9 +112,8 @@ def release(root, out, only=None, box=None):
 
 def _write_expected(root, exercise, staging, box):
     """``expected.json``: the visible cases' inputs, and the reference solution's data on them."""
-    from minishare.exercises import cases, grade
-    suite = grade.load_suite(root, exercise)
-    records = grade.references(root, suite, box)
+    suite = suites.load_suite(root, exercise)
+    records = suites.references(root, suite, box)
     visible = suite.names(hidden=False)
     broken = [n for n in visible if "data" not in records.get(n, {})]
     if broken:
