@@ -26,9 +26,33 @@ def env():
     return {**os.environ, "PYTHONPATH": ROOT, "OPENBLAS_NUM_THREADS": "1"}
 
 
+STARTED = []                      # the runs this module started, killed after each test
+
+
+def default_signals():
+    """A child starts with the signals a terminal gives it, whatever this test run inherited (a
+    background job ignores SIGINT, and its children would train on through a Ctrl-C)."""
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, signal.SIG_DFL)
+
+
 def start(*argv):
-    return subprocess.Popen([sys.executable, "-m", "minishare", *map(str, argv)], env=env(), cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen([sys.executable, "-m", "minishare", *map(str, argv)], env=env(), cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=default_signals)
+    STARTED.append(process)
+    return process
+
+
+@pytest.fixture(autouse=True)
+def no_run_left_behind():
+    """A test that fails or times out leaves no run training on."""
+    yield
+    while STARTED:
+        process = STARTED.pop()
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
 
 
 def wait_for(path, process, seconds=120):
