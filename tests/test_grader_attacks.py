@@ -744,7 +744,8 @@ def test_a_returned_value_that_makes_a_judge_work_without_end(tmp_path, handout,
     """Data that makes a judge build a list without end: ex05's hidden Sequence-properties case
     with its probe swapped to return ``{"1 999999999999999": [0]}``, or ex08's spans returned
     as ``[(0, 10**15)]``. Grading (in a child process, under a 3 GiB address-space net) must end
-    in bounded time and memory of the grader's own, with the case at zero."""
+    (the run's timeout is a net, not a measure of speed) with the grader's own memory bounded and
+    the case at zero."""
     exercise_id, name, case, code = BOMBS[bomb]
     submission = tmp_path / "submission" / folder(exercise_id)
     submission.mkdir(parents=True)
@@ -754,15 +755,12 @@ def test_a_returned_value_that_makes_a_judge_work_without_end(tmp_path, handout,
     def limit():
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_NET, MEMORY_NET))
 
-    started = time.monotonic()
     done = subprocess.run([sys.executable, "-c", GRADE_CHILD, REAL, str(tmp_path / "submission"), exercise_id, str(out)],
                           cwd=os.path.dirname(REAL), preexec_fn=limit, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
-    elapsed = time.monotonic() - started
     assert done.returncode == 0, (done.stdout + done.stderr)[-2000:]
     result = json.loads(out.read_text())
     rows = [r for r in result["rows"] if r["name"] == case]
-    assert elapsed < 120, f"grading took {elapsed:.0f} s" + report(rows)
     assert result["peak"] < 2 ** 30, f"the grader's own process peaked at {result['peak'] / 2 ** 20:.0f} MiB" + report(rows)
     assert_zero(rows)
 
