@@ -89,8 +89,8 @@ def batch(root, submissions, out, only, jobs, allow_root=False):
     exercises = catalog.select(catalog.load(root), only)
     markers = [t.marker for e in exercises for t in e.tasks]
     with sandbox.Sandbox(deny=[root], allow_root=allow_root) as box:
-        print(box.note, file=sys.stderr)
         refs = grade.reference_data(root, [suites.load_suite(root, e) for e in exercises], box, jobs)
+        print(box.note, file=sys.stderr)             # after a worker ran: it says whether Landlock is on
         table = []
         for name in names:
             rows, _, notes = grade.grade(root, os.path.join(submissions, name),
