@@ -5,20 +5,35 @@ Transformers smaller (ALBERT, the Universal Transformer, Takase & Kiyono).
     x = minishare.tensor([[1.0, 2.0]], requires_grad=True)
     (x * x).sum().backward()      # x.grad == 2x
 """
+import os
+import signal
 import sys
+
+_STARTING = sys.argv[:1] == ["-m"] and "minishare" in sys.orig_argv   # runpy imports us to run us
+_INTERRUPTED = []                 # the SIGINT seen while this package was being imported
 
 
 def _interrupted_while_starting(kind, value, traceback, default=sys.excepthook):
     """For ``python -m minishare``: a Ctrl-C while this package is still being imported, before
-    the command line can catch anything, ends with one line like a Ctrl-C a moment later."""
-    if issubclass(kind, KeyboardInterrupt):
-        print("python -m minishare: interrupted", file=sys.stderr)
-    else:
-        default(kind, value, traceback)
+    the command line can catch anything, ends with one line like a Ctrl-C a moment later. One
+    that lands inside NumPy's own import surfaces as an ImportError about a broken install, so a
+    SIGINT seen while starting ends the same way whatever the exception."""
+    if issubclass(kind, KeyboardInterrupt) or _INTERRUPTED:
+        print("python -m minishare: interrupted", file=sys.stderr, flush=True)
+        os._exit(128 + signal.SIGINT)
+    default(kind, value, traceback)
 
 
-if sys.argv[:1] == ["-m"] and "minishare" in sys.orig_argv:   # runpy is importing us to run us
+def _seen_while_starting(signum, frame):
+    _INTERRUPTED.append(signum)
+    raise KeyboardInterrupt
+
+
+_WATCHING = _STARTING and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+if _STARTING:
     sys.excepthook = _interrupted_while_starting
+if _WATCHING:                     # (not when the shell started us ignoring SIGINT)
+    signal.signal(signal.SIGINT, _seen_while_starting)
 
 from minishare import backend  # noqa: E402
 from minishare.errors import MinishareError  # noqa: E402
@@ -28,6 +43,11 @@ from minishare.tensor import Function, Tensor, as_tensor, is_grad_enabled, no_gr
 from minishare.threads import get_num_threads, set_num_threads  # noqa: E402
 from minishare.params import count_parameters  # noqa: E402 (needs the engine above)
 from minishare.checkpoint import CheckpointError, load, save  # noqa: E402
+
+if _WATCHING:                     # imported: the command line answers a Ctrl-C from here on
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    if _INTERRUPTED:              # an import caught the KeyboardInterrupt as a failed import
+        _interrupted_while_starting(KeyboardInterrupt, None, None)
 
 __all__ = ["backend", "Tensor", "Function", "tensor", "as_tensor", "no_grad", "is_grad_enabled", "gradcheck",
            "GradcheckError", "manual_seed", "count_parameters", "save", "load", "CheckpointError",

@@ -12,8 +12,9 @@ import math
 from minishare import random as ms_random
 from minishare.analysis import gradnorms, gradnorms_figure
 from minishare.analysis.figure_style import save_figure
-from minishare.experiments import claims as ledger, common, stats
+from minishare.experiments import claims as ledger, stats
 from minishare.models import AlbertConfig, AlbertForPreTraining
+from minishare.run.build import make_task
 from minishare.train import TrainConfig, Trainer
 
 # A secondary experiment: it trains inside ``run``, one model after another, so it runs over ``few_seeds``
@@ -53,7 +54,7 @@ def run(out, settings, progress=True):
     B, T = settings.gradnorm_batch
     runs = {}
     for seed in settings.seeds:
-        task, V = common.make_task("pretrain", seed, B, T, corpus=settings.pretrain_corpus, vocab_size=settings.vocab_size)
+        task, V = make_task("pretrain", seed, B, T, corpus=settings.pretrain_corpus, vocab_size=settings.vocab_size)
         batch = task.eval_sets["sop"][0]       # held out, the same for every model of this seed
         for norm in NORMS:
             for label, (sharing, M) in plans(settings).items():

@@ -12,7 +12,7 @@ class Settings:
     quick: bool
     seeds: tuple                 # every training comparison runs once per seed
     few_seeds: tuple             # the seeds of an experiment whose ``SEEDS`` names them
-    pretrain_corpus: str         # the ALBERT runs' corpus, a name of ``common.corpus_documents``
+    pretrain_corpus: str         # the ALBERT runs' corpus, a name of ``minishare.run.build.corpus_documents``
     pretrain_steps: int          # ALBERT MLM + SOP/NSP runs
     pretrain_lr: float           # peak AdamW learning rate of the ALBERT runs
     batch_size: int

@@ -6,13 +6,13 @@
 
 One concept a module:
 
-    build      the corpus, tokenizer, task and model of a run, by name (``make_task``, ...), and
-               the run's own defaults (``RunDefaults``)
-    folder     the run folder: its files, its lock, the checks of a new or resumed run, the
-               identity its checkpoint records
-    training   ``run_training``: check, lock, build, train, save every ``save_every`` steps
-    errors     how a run ends on purpose (``BadArgument``, ``RunInUse``, ``TrainingInterrupted``,
-               ``TrainingDiverged``)
+* ``build``: the corpus, tokenizer, task and model of a run, by name (``make_task``, ...), and
+  the run's own defaults (``RunDefaults``);
+* ``folder``: the run folder: its files, its lock, the checks of a new or resumed run, the
+  identity its checkpoint records;
+* ``training``: ``run_training``: check, lock, build, train, save every ``save_every`` steps;
+* ``errors``: how a run ends on purpose (``BadArgument``, ``RunInUse``, ``TrainingInterrupted``,
+  ``TrainingDiverged``).
 
 Not imported by ``import minishare``; the experiments (``minishare.experiments``) build on it.
 """
