@@ -11,7 +11,10 @@ import numpy
 import pytest
 
 from minishare.data import seq2seq
-from minishare.experiments import claims, exp_communication, exp_gradnorms, exp_lm, exp_takase, reproduce, stats
+from minishare.analysis import count_lm
+from minishare.experiments import (claims, exp_communication, exp_gradnorms, exp_lm, exp_takase, registry, reproduce,
+                                   stats, takase_arms)
+from minishare.experiments.experiment import key_matches
 from minishare.run.build import make_task
 from minishare.experiments.settings import FULL, QUICK
 from minishare.models import TransformerConfig
@@ -27,12 +30,12 @@ def test_count_models_by_hand():
     window 2 0 scores 0 after the unseen context 2, which falls back to the unigram exactly."""
     train = numpy.array([0, 1, 0, 1, 2])
     p1 = numpy.array([3, 3, 2]) / 8
-    got = exp_lm.count_models(train, numpy.array([[0, 1, 2]]), 3, k=0.1)
+    got = count_lm.count_models(train, numpy.array([[0, 1, 2]]), 3, k=0.1)
     p_1_after_0 = (2 + 0.3 * p1[1]) / (2 + 0.3)
     p_2_after_1 = (1 + 0.3 * p1[2]) / (2 + 0.3)
     assert got["bigram"] == pytest.approx(math.exp(-(math.log(p_1_after_0) + math.log(p_2_after_1)) / 2))
     assert got["unigram"] == pytest.approx(1 / math.sqrt(p1[1] * p1[2]))
-    unseen = exp_lm.count_models(train, numpy.array([[2, 0]]), 3, k=0.1)
+    unseen = count_lm.count_models(train, numpy.array([[2, 0]]), 3, k=0.1)
     assert unseen["bigram"] == pytest.approx(1 / p1[0]) == pytest.approx(unseen["unigram"])
 
 
@@ -46,7 +49,7 @@ def test_count_models_match_dense_counts_on_the_lm_windows():
     numpy.add.at(table, (ids[:-1], ids[1:]), 1)
     unigram = (numpy.bincount(ids, minlength=V) + 1) / (len(ids) + V)
     u, w = windows[:, :-1].ravel(), windows[:, 1:].ravel()
-    kV = exp_lm.ADD_K * V
+    kV = count_lm.ADD_K * V
     bigram = (table[u, w] + kV * unigram[w]) / (table[u].sum(axis=1) + kV)
     # every context's distribution sums to one
     assert numpy.allclose(((table + kV * unigram) / (table.sum(axis=1, keepdims=True) + kV)).sum(axis=1), 1)
@@ -107,16 +110,16 @@ def test_macs_per_token_by_hand():
     positions of 832 + 320: 4,048."""
     config = TransformerConfig(vocab_size=10, hidden_size=8, num_attention_heads=2, intermediate_size=32,
                                num_hidden_layers=2)
-    assert exp_takase.macs_per_token(config, True, 4) == 1744
-    assert exp_takase.macs_per_token(config, False, 4) == 4048
+    assert takase_arms.macs_per_token(config, True, 4) == 1744
+    assert takase_arms.macs_per_token(config, False, 4) == 4048
 
 
 def test_equal_compute_steps_by_hand():
     """At the same H a strategy with N = 4 costs 4·832 + 80 = 3,408 against Vanilla's 1,744:
     100 · 1,744 / 3,408 = 51.2 updates; sharing does not enter (Cycle costs what Sequence does)."""
-    vs = exp_takase.variants("lm", 10, dict(hidden_size=8, num_attention_heads=2, intermediate_size=32), 2, "pre",
+    vs = takase_arms.variants("lm", 10, dict(hidden_size=8, num_attention_heads=2, intermediate_size=32), 2, "pre",
                              efficiency=False)
-    steps = exp_takase.equal_compute_steps("lm", 10, vs, 100, 4)
+    steps = takase_arms.equal_compute_steps("lm", 10, vs, 100, 4)
     assert steps["vanilla"] == 100 and steps["sequence-n4"] == steps["cycle-n4"] == 51
     Hu = vs["universal"]["H"]
     universal = 2 * (4 * Hu * Hu + 2 * 4 * Hu + 2 * Hu * 4 * Hu) + Hu * 10      # N = 2 positions, FFN 4 H
@@ -158,7 +161,7 @@ def _histories(steps):
 
 def _method(key, M, N, exact, losses=(0.1, 0.2, 0.3), compute=None):
     name = {"vanilla": "Vanilla", "universal": "Universal"}.get(key) or \
-        next(n for n, s in exp_takase.STRATEGIES if key.rsplit("-n", 1)[0] == s)
+        next(n for n, s in takase_arms.STRATEGIES if key.rsplit("-n", 1)[0] == s)
     r = {"method": name, "label": f"{name} (M={M}, N={N}, H=8)", "M": M, "N": N, "H": 8, "params": 100,
          "speed": 2 / N, "steps": 10, "histories": _histories(10),
          "loss": stats.spread(losses), "exact_match": stats.spread(exact)}
@@ -207,7 +210,7 @@ def test_observations_compare_nothing_and_count_the_solved_seeds():
     assert "Cycle (rev) (M=2, N=4, H=8) 2 of 3" in notes[0]      # 1.0 and 0.95 reach 0.9, 0.5 does not
     for note in notes:
         assert "better" not in note and "cannot tell" not in note and "separated" not in note
-    assert exp_takase.solved(stats.spread([0.9, 0.89, 1.0])) == "2 of 3"
+    assert takase_arms.solved(stats.spread([0.9, 0.89, 1.0])) == "2 of 3"
 
 
 def test_equal_compute_is_reported_claimed_and_drawn(tmp_path):
@@ -222,11 +225,11 @@ def test_equal_compute_is_reported_claimed_and_drawn(tmp_path):
                    "takase.postln.cycle-n4_vs_vanilla.equal_compute",
                    "takase.postln.cycle-rev-n4_vs_vanilla.equal_compute"]
     figs = exp_takase.figures(result, str(tmp_path))
-    assert any(exp_takase.EQUAL_COMPUTE_CAPTION in caption for caption, _ in figs)
+    assert any(takase_arms.EQUAL_COMPUTE_CAPTION in caption for caption, _ in figs)
     assert (tmp_path / "takase_equal_compute_postln.png").exists()
     # the compute axis ends every curve at Vanilla's 10 updates
-    curves = exp_takase.by_compute(result["settings"]["post"], "universal")
-    assert curves[0][-1][exp_takase.COMPUTE_AXIS] == pytest.approx(10)
+    curves = takase_arms.by_compute(result["settings"]["post"], "universal")
+    assert curves[0][-1][takase_arms.COMPUTE_AXIS] == pytest.approx(10)
 
 
 # --- the committed full results -------------------------------------------------------------------
@@ -240,7 +243,7 @@ def _committed(name):
     with open(path) as f:
         saved = json.load(f)
     # a stale committed result fails test_display's check of every committed result; here it skips
-    if not reproduce.cache_key_matches(saved["settings"], reproduce.experiment_settings(MODULES[name], FULL)):
+    if not key_matches(saved["settings"], registry.get(name).settings(FULL)):
         pytest.skip(f"{path} was made with other settings than FULL")
     return saved["result"]
 
@@ -248,7 +251,7 @@ def _committed(name):
 @pytest.mark.parametrize("name", list(MODULES))
 def test_committed_results_report_and_claim(name):
     module, result = MODULES[name], _committed(name)
-    found = reproduce.ledger_of(module, result, FULL)
+    found = reproduce.ledger_of(name, result, FULL)
     assert claims.problems(found) == []
     assert found["claims"] and len({c["id"] for c in found["claims"]}) == len(found["claims"])
     assert module.report(result, [])

@@ -259,14 +259,14 @@ def test_experiment_quick_runs_in_a_fresh_folder_and_full_reads_the_committed_re
 def test_every_committed_result_was_made_with_the_full_settings():
     """Full-mode notebooks load book/figures/<name>/result.json only when the settings it read are
     the library's FULL settings: a change to ``Settings`` must come with a rerun of what it changes."""
-    from minishare.experiments.reproduce import EXPERIMENTS, cache_key_matches, experiment_settings
+    from minishare.experiments import registry
+    from minishare.experiments.experiment import key_matches
     committed, stale = [], []
-    for name, (_, module) in EXPERIMENTS.items():
+    for name, experiment in registry.experiments().items():
         path = os.path.join(course.FIGURES, name, "result.json")
         if os.path.exists(path):
             committed.append(name)
-            if not cache_key_matches(json.load(open(path, encoding="utf-8"))["settings"],
-                                     experiment_settings(module, FULL)):
+            if not key_matches(json.load(open(path, encoding="utf-8"))["settings"], experiment.settings(FULL)):
                 stale.append(path)
     assert len(committed) >= 15, committed
     assert not stale, f"made with other settings than FULL: {stale}"

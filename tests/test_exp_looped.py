@@ -27,6 +27,6 @@ def test_looped_experiment_runs_and_reports(tmp_path):
     figs = exp_looped.figures(result, str(tmp_path / "looped"))
     assert all(os.path.exists(p) for _, paths in figs for p in paths)
     assert "| not-shared, same compute |" in exp_looped.report(result, figs)
-    found = reproduce.ledger_of(exp_looped, result, settings)
+    found = reproduce.ledger_of(exp_looped.NAME, result, settings)
     assert len(found["claims"]) == 4 and not ledger.problems(found)
     assert found["baselines"][0]["value"] == pytest.approx(1 / settings.looped_forest["n_chains"])

@@ -40,5 +40,5 @@ def test_mor_experiment_runs_and_reports(tmp_path):
     figs = exp_mor.figures(result, str(tmp_path / "mor"))
     assert all(os.path.exists(p) for _, paths in figs for p in paths)
     assert "| MoR |" in exp_mor.report(result, figs)
-    found = reproduce.ledger_of(exp_mor, result, settings)
+    found = reproduce.ledger_of(exp_mor.NAME, result, settings)
     assert len(found["claims"]) == 5 and not ledger.problems(found)

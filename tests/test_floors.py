@@ -223,3 +223,13 @@ if __name__ == "__main__":
         print(f"{name:14s}{n:7,} lines")
     for c in circles():
         print(f"circle: {', '.join(sorted(c))}\n{describe(c)}")
+
+
+def test_no_experiment_imports_another():
+    """An experiment is one file: what several share lives in a helper module (``albert_arms``,
+    ``takase_arms``), never in a sibling experiment, so changing one cannot change another."""
+    experiments = [m for m in MODULES if m.startswith("minishare.experiments.exp_")]
+    assert len(experiments) >= 15, experiments
+    crossing = [f"{where(module, line)}: {module} imports {other}" for module in experiments
+                for line, other in GRAPH[module] if other in experiments and other != module]
+    assert crossing == []

@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from minishare.experiments import exp_params, reproduce  # noqa: E402
+from minishare.experiments import exp_params, registry, reproduce  # noqa: E402
 from minishare.experiments.settings import FULL, QUICK  # noqa: E402
 
 CHEAP = ["params", "plans"]
@@ -41,8 +41,9 @@ def test_a_second_run_redraws_from_the_cache(tmp_path, monkeypatch):
 def test_other_settings_do_not_reuse_the_cache(tmp_path):
     reproduce.run(str(tmp_path), quick=True, only=["plans"], progress=False)
     folder = str(tmp_path / "plans")
-    assert reproduce._cached(folder, QUICK) is not None
-    assert reproduce._cached(folder, FULL) is None
+    plans = registry.get("plans")
+    assert reproduce._cached(folder, plans.settings(QUICK)) is not None
+    assert reproduce._cached(folder, plans.settings(FULL)) is None
 
 
 def test_unknown_experiment_is_named(tmp_path):
@@ -135,20 +136,25 @@ def test_workers_run_with_one_blas_thread(monkeypatch):
     assert os.environ["OPENBLAS_NUM_THREADS"] == "4"          # restored for this process
 
 
-def test_two_experiments_may_share_a_run_but_not_change_it(monkeypatch):
-    class One:
-        @staticmethod
-        def requests(settings):
-            return {"shared": {"steps": 1}}
+def _toy(name, steps):
+    """An experiment module that asks for one run, "shared", of ``steps`` steps."""
+    import types
+    module = types.ModuleType(f"toy_{name}")
+    module.NAME, module.TITLE, module.ORDER, module.READS = name, name, 0, ()
+    module.run = module.figures = module.report = lambda *args, **kwargs: None
+    module.requests = lambda settings, out: {"shared": {"steps": steps}}
+    return module
 
-    class Other:
-        @staticmethod
-        def requests(settings):
-            return {"shared": {"steps": 2}}
-    monkeypatch.setattr(reproduce, "EXPERIMENTS", {"one": ("One", One), "same": ("Same", One), "other": ("Other", Other)})
-    assert reproduce.requests(["one", "same"], QUICK) == {"shared": {"steps": 1}}
-    with pytest.raises(ValueError, match="shared"):
-        reproduce.requests(["one", "other"], QUICK)
+
+def test_two_experiments_may_share_a_run_but_not_change_it():
+    toys = [registry.register(_toy(name, steps)) for name, steps in (("one", 1), ("same", 1), ("other", 2))]
+    try:
+        assert reproduce.requests(["one", "same"], QUICK) == {"shared": {"steps": 1}}
+        with pytest.raises(ValueError, match="shared"):
+            reproduce.requests(["one", "other"], QUICK)
+    finally:
+        for toy in toys:
+            registry.unregister(toy.name)
 
 
 def test_every_experiment_names_its_runs_once_per_seed():
@@ -156,8 +162,8 @@ def test_every_experiment_names_its_runs_once_per_seed():
     learning-rate search's own seed, which no comparison uses."""
     from minishare.experiments import exp_takase
     for settings in (QUICK, FULL):
-        for experiment, (_, module) in reproduce.EXPERIMENTS.items():
-            seeds = reproduce.experiment_settings(module, settings).seeds
+        for experiment, found in registry.experiments().items():
+            seeds = found.settings(settings).seeds
             for name, request in reproduce.requests([experiment], settings).items():
                 assert name.endswith(f"-s{request['seed']}"), name
                 tuning = experiment == "takase" and name.startswith("takase-tune-")
@@ -165,24 +171,24 @@ def test_every_experiment_names_its_runs_once_per_seed():
     assert FULL.few_seeds == FULL.seeds[:len(FULL.few_seeds)]      # secondary runs reuse primary ones
 
 
-def test_an_experiment_is_keyed_by_the_settings_it_reads(tmp_path):
-    """Changing a field that one experiment reads retrains that one alone; raising the data
-    pipeline's version retrains everything."""
+def test_an_experiment_is_keyed_by_the_settings_it_declares(tmp_path):
+    """Changing a field that one experiment declares retrains that one alone; raising the data
+    pipeline's version retrains everything; reading a field it does not declare is an error."""
     import dataclasses
     import json as _json
 
     from minishare import data
+    from minishare.experiments.experiment import key_matches
     reproduce.run(str(tmp_path), quick=True, only=CHEAP, progress=False)
     key = _json.loads((tmp_path / "plans" / "result.json").read_text())["settings"]
-    assert key["data_pipeline"] == data.PIPELINE_VERSION and "quick" in key and "seeds" in key
-    assert "seq2seq" in key and "albert" in key       # the plans drawn are of these two models
-    assert "lm_steps" not in key                      # plans trains nothing of the LM
-    unread = dataclasses.replace(QUICK, lm_steps=QUICK.lm_steps + 1)
-    assert reproduce.cache_key_matches(key, unread)
-    assert not reproduce.cache_key_matches({**key, "seq2seq": "another value"}, QUICK)
-    assert not reproduce.cache_key_matches({**key, "data_pipeline": data.PIPELINE_VERSION + 1}, QUICK)
-    assert reproduce.cache_key_matches({k: v for k, v in key.items() if k != "data_pipeline"}, QUICK) == \
-        (data.PIPELINE_VERSION == 1)                  # results made before versions were version 1
+    assert key == {"data_pipeline": data.PIPELINE_VERSION, "quick": True, "seeds": list(QUICK.seeds),
+                   "albert": QUICK.albert, "seq2seq": QUICK.seq2seq}    # the plans drawn are of these two models
+    plans = registry.get("plans")
+    assert key_matches(key, plans.settings(dataclasses.replace(QUICK, lm_steps=QUICK.lm_steps + 1)))
+    assert not key_matches(key, plans.settings(dataclasses.replace(QUICK, albert={})))
+    assert not key_matches({**key, "data_pipeline": data.PIPELINE_VERSION + 1}, plans.settings(QUICK))
+    with pytest.raises(ValueError, match="'plans' reads settings.lm_steps, which its READS does not declare"):
+        plans.settings(QUICK).lm_steps
 
 
 def test_a_worker_stops_when_its_parent_is_gone(tmp_path):

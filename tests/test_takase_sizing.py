@@ -2,7 +2,7 @@
 to Vanilla's. Checked against closed-form counts written out here, not against the counting code."""
 import pytest
 
-from minishare.experiments import exp_takase
+from minishare.experiments import takase_arms
 from minishare.models import TransformerConfig
 
 
@@ -28,7 +28,7 @@ def test_counts_match_the_closed_form(lm, norm):
                                    num_hidden_layers=n, norm_position=norm, sharing=sharing,
                                    num_unique_layers=6 if sharing == "cycle" else None)
         sets = {"not-shared": n, "universal": 1, "cycle": 6}[sharing]
-        assert exp_takase.count(config, lm) == closed_form(25, H, sets, lm, norm == "pre")
+        assert takase_arms.count(config, lm) == closed_form(25, H, sets, lm, norm == "pre")
 
 
 @pytest.mark.parametrize("V, H, heads, n, lm", [(25, 32, 4, 6, False), (1000, 64, 4, 3, True),
@@ -37,7 +37,7 @@ def test_universal_is_the_closest_multiple_of_the_heads(V, H, heads, n, lm):
     vanilla = TransformerConfig(vocab_size=V, hidden_size=H, num_attention_heads=heads, intermediate_size=4 * H,
                                 num_hidden_layers=n, norm_position="post")
     target = closed_form(V, H, n, lm)
-    Hu = exp_takase.universal_hidden_size(vanilla, target, lm)
+    Hu = takase_arms.universal_hidden_size(vanilla, target, lm)
     gaps = {h: abs(closed_form(V, h, 1, lm) - target) for h in range(heads, 8 * H, heads)}
     assert Hu == min(gaps, key=gaps.get)
     # one layer step (heads) changes the count by about 2·step/H relative: the match is that close
@@ -52,11 +52,11 @@ def test_the_papers_universal_is_one_layer_twice_as_wide():
     assert 62e6 < closed_form(32000, 1024, 1) < 63.5e6
     config = TransformerConfig(vocab_size=32000, hidden_size=512, num_attention_heads=8, intermediate_size=2048,
                                num_hidden_layers=6, norm_position="post")
-    assert 992 <= exp_takase.universal_hidden_size(config, vanilla) <= 1024
+    assert 992 <= takase_arms.universal_hidden_size(config, vanilla) <= 1024
 
 
 def test_variants_have_equal_parameters():
-    vs = exp_takase.variants("reverse", 13, dict(hidden_size=32, num_attention_heads=4, intermediate_size=128),
+    vs = takase_arms.variants("reverse", 13, dict(hidden_size=32, num_attention_heads=4, intermediate_size=128),
                              6, "post")
     assert [(v["M"], v["N"]) for v in vs.values()] == [(6, 6), (1, 6)] + [(6, 12)] * 3 + [(6, 18)] * 3
     counts = {k: closed_form(13, v["H"], v["M"]) for k, v in vs.items()}

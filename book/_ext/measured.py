@@ -65,13 +65,12 @@ def said(figures, claim_id):
 def observations(figures, experiment):
     """The experiment's observations (``observations(result)``: facts read off one model at a
     time, such as whether it learned) of the committed result; [] without one."""
-    from minishare.experiments.reproduce import EXPERIMENTS
-    module = EXPERIMENTS[experiment][1]
+    from minishare.experiments import registry
     path = os.path.join(figures, experiment, "result.json")
-    if not hasattr(module, "observations") or not os.path.exists(path):
+    if not os.path.exists(path):
         return []
     with open(path, encoding="utf-8") as f:
-        return module.observations(json.load(f)["result"])
+        return registry.get(experiment).observations(json.load(f)["result"])
 
 
 def claims_block(figures, experiment):
@@ -282,7 +281,7 @@ METRIC_HEADERS = {"loss": "held-out loss (nats per token)", "perplexity": "held-
 def takase_table(figures, experiment="takase", metric="loss", paper=True):
     """One row per method and LN position: the paper's row, parameters, speed, the held-out metric,
     for the seq2seq task the seeds that solved it, and the same method trained at equal compute."""
-    from minishare.experiments.exp_takase import SOLVED, solved
+    from minishare.experiments.takase_arms import SOLVED, solved
     loaded = load(figures, experiment)
     if loaded is None:
         return claims_table(experiment, figures, lambda s, f: [])

@@ -14,7 +14,8 @@ the checkout and never a hand-typed copy of it:
 - ``_generated/measured/<table>.md``: "what the papers report against what we measured" tables,
   whose measured column is read from ``figures/<experiment>/result.json`` (``measured.py``);
 - ``_generated/claims/<experiment>.md``: what the run shows for one experiment, the sentences of the
-  ledger ``figures/claims.json`` with the experiment's no-model baselines.
+  ledger ``figures/claims.json`` with the experiment's no-model baselines;
+- ``_generated/floors.png``: the package's floors, drawn from its imports (``contributing.md``).
 
 A chapter includes these files with MyST's ``{include}``. Each file is rewritten only when its
 text changes, so Sphinx rereads only the chapters whose generated parts changed.
@@ -292,6 +293,14 @@ def generate(app, config):
     for path in glob.glob(os.path.join(GENERATED, "**", "*.md"), recursive=True):
         if path not in wanted:
             os.remove(path)
+    draw_floors()
+
+
+def draw_floors():
+    """``_generated/floors.png``: the floors of the checkout's package, read from its imports."""
+    from minishare.analysis import floors
+    from minishare.analysis.figure_style import save_figure
+    save_figure(floors.plot_floors(floors.read(os.path.join(ROOT, "minishare"))), os.path.join(GENERATED, "floors"))
 
 
 def setup(app):

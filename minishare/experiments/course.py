@@ -89,16 +89,14 @@ def experiment(name, notebook, progress=True, **quick_overrides):
            for many minutes, so the notebook reads what ``python -m minishare reproduce`` wrote.
 
     The line printed says which of the two happened."""
-    from minishare.experiments.reproduce import EXPERIMENTS
-    from minishare.experiments.settings import QUICK
-    if name not in EXPERIMENTS:
-        raise ValueError(f"unknown experiment {name!r}; choose from {', '.join(EXPERIMENTS)}")
+    from minishare.experiments import registry
+    from minishare.experiments.experiment import key_matches
+    from minishare.experiments.settings import FULL, QUICK
+    experiment = registry.get(name)
     if not is_quick():
-        from minishare.experiments.settings import FULL
         path = os.path.join(FIGURES, name, "result.json")
         committed = committed_result(name, with_settings=True)
-        from minishare.experiments.reproduce import cache_key_matches, experiment_settings
-        if not cache_key_matches(committed["settings"], experiment_settings(EXPERIMENTS[name][1], FULL)):
+        if not key_matches(committed["settings"], experiment.settings(FULL)):
             raise ValueError(
                 f"{path} was made with other settings than this library's full run (an older "
                 f"reproduction): run `python -m minishare reproduce --out book/figures --only {name}` "
@@ -108,7 +106,7 @@ def experiment(name, notebook, progress=True, **quick_overrides):
     settings = dataclasses.replace(QUICK, **quick_overrides)
     print(f"Quick mode: training the '{name}' experiment now on tiny settings "
           f"({len(settings.seeds)} seeds); full mode loads the full run instead.")
-    result = EXPERIMENTS[name][1].run(scratch(notebook, fresh=True), settings, progress=progress)
+    result = experiment.run(scratch(notebook, fresh=True), experiment.settings(settings), progress=progress)
     return json.loads(json.dumps(result))     # as result.json stores it: tuples become lists
 
 
@@ -174,12 +172,12 @@ def show_experiment(name, result, notebook):
     and what it shows (``what_this_run_shows``). Needs IPython."""
     from IPython.display import Image, Markdown, display
 
-    from minishare.experiments.reproduce import EXPERIMENTS
-    module = EXPERIMENTS[name][1]
-    figures = module.figures(result, scratch(os.path.join(notebook, "figures")))
+    from minishare.experiments import registry
+    experiment = registry.get(name)
+    figures = experiment.figures(result, scratch(os.path.join(notebook, "figures")))
     for caption, paths in figures:
         display(Markdown(f"**{caption}**"), Image(filename=next(p for p in paths if p.endswith(".png"))))
-    display(Markdown(module.report(result, figures)))
+    display(Markdown(experiment.report(result, figures)))
     display(Markdown(what_this_run_shows(name, result)))
 
 
@@ -188,14 +186,13 @@ def what_this_run_shows(name, result):
     ledger states them. Full mode reads the committed ledger (``book/figures/claims.json``, the
     sentences the book prints); quick mode decides the claims of ``result`` here, by the same rule
     (``reproduce.ledger_of``: paired by seed, Holm over the primary comparisons)."""
-    from minishare.experiments import claims, reproduce
-    module = reproduce.EXPERIMENTS[name][1]
+    from minishare.experiments import claims, registry, reproduce
+    experiment = registry.get(name)
     if is_quick():
-        found = reproduce.ledger_of(module, result, settings())
+        found = reproduce.ledger_of(experiment, result, settings())
     else:
         ledger = claims.load(os.path.join(FIGURES, "claims.json"))
         found = {key: [x for x in ledger[key] if x["experiment"] == name] for key in ("claims", "baselines")}
-    notes = (module.observations(result) if hasattr(module, "observations") else []) + \
-        [c["statement"] for c in found["claims"]]
+    notes = experiment.observations(result) + [c["statement"] for c in found["claims"]]
     lines = [claims.baseline_line(found["baselines"]), ""] if found["baselines"] else []
     return "\n".join(lines + ["What this run shows:", ""] + [f"- {note}" for note in notes])

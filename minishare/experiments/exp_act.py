@@ -12,6 +12,11 @@ from minishare.data import seq2seq
 from minishare.experiments import claims as ledger, stats
 from minishare.experiments.runs import cached_run
 
+NAME = "act"
+TITLE = "The Universal Transformer with Adaptive Computation Time: ponder time per token"
+ORDER = 150
+READS = ("act", "act_steps", "act_task")
+
 N_HELD_OUT = 256          # held-out examples whose tokens are measured
 HELD_OUT_SEED = 20_000    # disjoint from the training batches (seeds 1..) and Seq2SeqTask's eval set
 N_STRIPS = 3              # example sequences drawn token by token
@@ -27,7 +32,7 @@ def _name(settings, seed):
     return f"act-universal-{settings.act_task}-s{seed}"
 
 
-def requests(settings):
+def requests(settings, out=None):
     return {_name(settings, seed): _request(settings, seed) for seed in settings.seeds}
 
 

@@ -27,6 +27,11 @@ import time
 
 from minishare.experiments import claims as ledger, stats
 
+NAME = "communication"
+TITLE = "Communication: what data-parallel training sends per step"
+ORDER = 130
+READS = ("vocab_size",)
+
 VARIANTS = ("not-shared", "shared-attention", "shared-ffn", "all-shared")
 RANKS = (2, 4, 8, 16)
 BYTES_PER_NUMBER = 4                      # float32 gradients

@@ -4,14 +4,20 @@ paper (H = 768): not-shared improves as E grows to H; all-shared is best at E = 
 nothing past it. Parameters are counted beside (they grow by V × ΔE + ΔE × H)."""
 from minishare.analysis import training_figures
 from minishare.analysis.figure_style import save_figure
-from minishare.experiments import claims as ledger, exp_albert, stats
+from minishare.experiments import albert_arms, claims as ledger, stats
+
+NAME = "embedding_size"
+TITLE = "Held-out loss against the embedding size E (ALBERT Table 3)"
+ORDER = 60
+READS = ("albert", "batch_size", "embedding_sizes", "eval_every", "pretrain_corpus", "pretrain_lr",
+         "pretrain_steps", "seq_len", "vocab_size")
 
 SHARINGS = ("not-shared", "all-shared")
 
 
-def requests(settings):
+def requests(settings, out=None):
     return {name: request for sharing in SHARINGS for E in settings.embedding_sizes
-            for name, request in exp_albert.seed_requests(settings, sharing, embedding_size=E).items()}
+            for name, request in albert_arms.seed_requests(settings, sharing, embedding_size=E).items()}
 
 
 def run(out, settings, progress=True):
@@ -20,7 +26,7 @@ def run(out, settings, progress=True):
     for sharing in SHARINGS:
         per_E = []
         for E in settings.embedding_sizes:
-            summary = exp_albert.summarize(exp_albert.seed_runs(out, settings, sharing, progress=progress,
+            summary = albert_arms.summarize(albert_arms.seed_runs(out, settings, sharing, progress=progress,
                                                                 embedding_size=E))
             del summary["histories"]          # the finals are what this experiment compares
             per_E.append(summary)
@@ -86,4 +92,4 @@ def claims(result, seeds):
 
 
 def baselines(result, settings):
-    return exp_albert.no_model_baselines("embedding_size", [m["final"] for per_E in result["models"].values() for m in per_E])
+    return albert_arms.no_model_baselines("embedding_size", [m["final"] for per_E in result["models"].values() for m in per_E])

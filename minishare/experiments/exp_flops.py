@@ -12,6 +12,11 @@ from minishare.analysis.figure_style import save_figure
 from minishare.experiments import stats
 from minishare.models import AlbertConfig, AlbertForPreTraining
 
+NAME = "flops"
+TITLE = "FLOPs per token beside parameters"
+ORDER = 120
+READS = ("flops_batch", "flops_models", "seq_len", "timing_repeats", "vocab_size")
+
 PAPER_SEQ_LEN = 512     # ALBERT and BERT pre-train on sequences of 512 tokens
 
 

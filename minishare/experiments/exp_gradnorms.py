@@ -17,6 +17,12 @@ from minishare.models import AlbertConfig, AlbertForPreTraining
 from minishare.run.build import make_task
 from minishare.train import TrainConfig, Trainer
 
+NAME = "gradnorms"
+TITLE = "Gradient norms by layer position: Post-LN against Pre-LN, shared stacks"
+ORDER = 140
+READS = ("gradnorm_batch", "gradnorm_model", "gradnorm_steps", "gradnorm_unique", "pretrain_corpus",
+         "vocab_size")
+
 # A secondary experiment: it trains inside ``run``, one model after another, so it runs over ``few_seeds``
 SEEDS = "few_seeds"
 

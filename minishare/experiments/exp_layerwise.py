@@ -8,8 +8,14 @@ import math
 from minishare import random as ms_random
 from minishare.analysis import layerwise, layerwise_figure
 from minishare.analysis.figure_style import save_figure
-from minishare.experiments import claims as ledger, exp_albert, stats
+from minishare.experiments import albert_arms, claims as ledger, stats
 from minishare.run.build import build_model, make_config, make_task
+
+NAME = "layerwise"
+TITLE = "Layer-to-layer transitions (ALBERT Figure 1)"
+ORDER = 40
+READS = ("albert", "batch_size", "eval_every", "layerwise", "layerwise_steps", "pretrain_corpus",
+         "pretrain_lr", "pretrain_steps", "seq_len", "vocab_size")
 
 
 # The paper's two models, and an all-shared one at the BERT-style E: set against BERT-style, it
@@ -26,9 +32,9 @@ def configs(settings):
             "all-shared, E = H": ("all-shared", dict(num_hidden_layers=N, embedding_size=H))}
 
 
-def requests(settings):
+def requests(settings, out=None):
     return {name: request for sharing, config in configs(settings).values()
-            for name, request in exp_albert.seed_requests(settings, sharing, steps=settings.layerwise_steps,
+            for name, request in albert_arms.seed_requests(settings, sharing, steps=settings.layerwise_steps,
                                                           **config).items()}
 
 
@@ -40,11 +46,11 @@ def run(out, settings, progress=True):
     result = {"H": settings.albert["hidden_size"], "N": settings.layerwise["num_hidden_layers"],
               "steps": settings.layerwise_steps, "models": {}}
     for style, (sharing, config) in configs(settings).items():
-        runs = exp_albert.seed_runs(out, settings, sharing, progress=progress, steps=settings.layerwise_steps,
+        runs = albert_arms.seed_runs(out, settings, sharing, progress=progress, steps=settings.layerwise_steps,
                                     **config)
         kinds = {"trained": [], "untrained": []}
         for seed, trained in zip(settings.seeds, runs):
-            request = exp_albert.albert_request(settings, sharing, seed=seed, steps=settings.layerwise_steps,
+            request = albert_arms.albert_request(settings, sharing, seed=seed, steps=settings.layerwise_steps,
                                                 **config)
             task, V = make_task("pretrain", seed, settings.batch_size, settings.seq_len,
                                 corpus=settings.pretrain_corpus, vocab_size=settings.vocab_size)

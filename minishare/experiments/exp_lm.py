@@ -6,32 +6,32 @@ widened until its parameters are closest to Vanilla's, embedding included: E = H
 Cycle and Cycle (rev) with M = n layers at N = 2n positions; each again at equal compute, on its
 own schedule. Held-out perplexity over seeds; speed measured back to back after training, as in
 the "takase" experiment (whose pieces this reuses). Beside the models: two count models of the
-training tokens (``count_models``), scored on the same held-out windows.
+training tokens (``minishare.analysis.count_lm``), scored on the same held-out windows.
 """
 import math
 
-import numpy    # host-side counting of token ids, as minishare.tasks draws its batches
 
-from minishare.experiments import claims as ledger, exp_takase, stats
+from minishare.analysis.count_lm import count_baselines
+from minishare.experiments import claims as ledger, stats, takase_arms
 from minishare.experiments.common import corpus_name, tokenizer_vocab_size
-from minishare.run.build import make_task
-from minishare.experiments.exp_takase import LN
+from minishare.experiments.takase_arms import LN
 
-# The bigram model's smoothing: every context gets ADD_K · V pseudo-counts, spread over the next
-# token as the unigram distribution. Fixed in advance (the value often used for add-k), never
-# chosen on held-out text: choosing it there would fit the baseline to the test.
-ADD_K = 0.1
+NAME = "lm"
+TITLE = "Takase & Kiyono's strategies on language modelling"
+ORDER = 100
+READS = ("lm_batch_size", "lm_corpus", "lm_equal_compute", "lm_evals", "lm_layers", "lm_lr", "lm_model",
+         "lm_norm", "lm_seq_len", "lm_steps", "timing_repeats", "vocab_size")
 
 
 def _plan(settings):
-    """The methods at equal parameters (``exp_takase.variants``), with the LM's LN position, and
+    """The methods at equal parameters (``takase_arms.variants``), with the LM's LN position, and
     their updates at equal compute (attention counted at the window length); none where the
     settings leave the equal-compute runs out (``lm_equal_compute``)."""
     V = tokenizer_vocab_size(settings.lm_corpus, settings.vocab_size)
-    vs = exp_takase.variants("lm", V, settings.lm_model, settings.lm_layers, settings.lm_norm, efficiency=False)
+    vs = takase_arms.variants("lm", V, settings.lm_model, settings.lm_layers, settings.lm_norm, efficiency=False)
     if not settings.lm_equal_compute:
         return vs, {}
-    return vs, exp_takase.equal_compute_steps("lm", V, vs, settings.lm_steps, settings.lm_seq_len)
+    return vs, takase_arms.equal_compute_steps("lm", V, vs, settings.lm_steps, settings.lm_seq_len)
 
 
 def _request(settings, variant, seed, steps=None):
@@ -44,24 +44,24 @@ def _request(settings, variant, seed, steps=None):
 def _name(settings, key, v, seed, steps=None):
     """A run's name; ``steps``: the updates of an equal-compute run (the others make S)."""
     budget = "" if steps is None else f"-{steps}steps"
-    return f"lm-{settings.lm_norm}ln-{exp_takase.slug(key, v['M'], v['N'])}{budget}-s{seed}"
+    return f"lm-{settings.lm_norm}ln-{takase_arms.slug(key, v['M'], v['N'])}{budget}-s{seed}"
 
 
-def requests(settings):
+def requests(settings, out=None):
     """One training run per (method, seed), and one per (method other than Vanilla, seed) for its
     equal-compute budget."""
     vs, budget = _plan(settings)
-    return exp_takase.method_requests(vs, budget, settings.lm_steps, settings.seeds,
+    return takase_arms.method_requests(vs, budget, settings.lm_steps, settings.seeds,
                                       lambda key, v, seed, steps=None: _name(settings, key, v, seed, steps),
                                       lambda key, v, seed, steps=None: _request(settings, v, seed, steps))
 
 
 def run(out, settings, progress=True):
     vs, budget = _plan(settings)
-    timing = exp_takase.step_times("lm", {k: v["overrides"] for k, v in vs.items()}, settings.lm_batch_size,
+    timing = takase_arms.step_times("lm", {k: v["overrides"] for k, v in vs.items()}, settings.lm_batch_size,
                                    settings.timing_repeats, seq_len=settings.lm_seq_len,
                                    vocab_size=settings.vocab_size)
-    methods = exp_takase.summarize(out, lambda key, v, seed, steps=None: _name(settings, key, v, seed, steps), vs,
+    methods = takase_arms.summarize(out, lambda key, v, seed, steps=None: _name(settings, key, v, seed, steps), vs,
                                    settings.seeds, lambda key, v, seed, steps=None: _request(settings, v, seed, steps),
                                    timing, progress, metrics=("loss", "perplexity"), budget=budget)
     return {"corpus": settings.lm_corpus, "vocab_size": tokenizer_vocab_size(settings.lm_corpus, settings.vocab_size), "seq_len": settings.lm_seq_len,
@@ -69,38 +69,7 @@ def run(out, settings, progress=True):
             "n": settings.lm_layers, "settings": {settings.lm_norm: methods}}
 
 
-# --- no-model baselines ------------------------------------------------------------------------------
-def count_models(train_ids, windows, vocab_size, k=ADD_K):
-    """Held-out perplexity of two count models of the training stream ``train_ids``, scored on
-    the targets the LM is scored on: every token of each held-out window (``windows``, (n, T))
-    but the first, the bigram's context being the token before it in the window.
 
-        unigram   p(w) = (c(w) + 1) / (N + V)                     (add-one, as the MLM's unigram)
-        bigram    p(w | u) = (c(u, w) + k V p(w)) / (c(u) + k V)
-
-    with c(u, w) the count of u followed by w in ``train_ids``, c(u) = Σ_w c(u, w) and N its
-    length: the bigram's counts of a context seen c(u) times weigh c(u) / (c(u) + k V) against
-    the unigram. Returns {"unigram": perplexity, "bigram": perplexity}."""
-    V = vocab_size
-    unigram = (numpy.bincount(train_ids, minlength=V) + 1.0) / (len(train_ids) + V)   # (V,)
-    pairs, counts = numpy.unique(train_ids[:-1] * V + train_ids[1:], return_counts=True)
-    context, target = windows[:, :-1].reshape(-1), windows[:, 1:].reshape(-1)          # (n (T - 1),)
-    asked = context * V + target
-    where = numpy.minimum(numpy.searchsorted(pairs, asked), len(pairs) - 1)
-    c_pair = numpy.where(pairs[where] == asked, counts[where], 0)
-    c_context = numpy.bincount(train_ids[:-1], minlength=V)[context]
-    bigram = (c_pair + k * V * unigram[target]) / (c_context + k * V)
-    return {"unigram": float(numpy.exp(-numpy.log(unigram[target]).mean())),
-            "bigram": float(numpy.exp(-numpy.log(bigram).mean()))}
-
-
-def count_baselines(corpus, vocab_size, seq_len, batch_size):
-    """[(name, held-out perplexity)] of ``count_models`` on the task's own streams and windows
-    (the same for every seed: the held-out split and its windows do not depend on it)."""
-    task, V = make_task("lm", 0, batch_size, seq_len, corpus=corpus, vocab_size=vocab_size)
-    ppl = count_models(task.train_ids, task.eval_windows, V)
-    return [("unigram counts (add-one)", ppl["unigram"]),
-            (f"bigram counts (add-{ADD_K:g} toward the unigram)", ppl["bigram"])]
 
 
 def baselines(result, settings):
@@ -111,10 +80,10 @@ def baselines(result, settings):
 
 # --- figures, tables, claims ---------------------------------------------------------------------------
 def figures(result, folder):
-    return exp_takase.convergence_figures(result, folder, "lm", {
-        "equal_params": ("equal parameters", exp_takase.equal_keys, "step", exp_takase.by_step),
-        "equal_compute": (exp_takase.EQUAL_COMPUTE_CAPTION, exp_takase.equal_compute_keys, exp_takase.COMPUTE_AXIS,
-                          exp_takase.by_compute),
+    return takase_arms.convergence_figures(result, folder, "lm", {
+        "equal_params": ("equal parameters", takase_arms.equal_keys, "step", takase_arms.by_step),
+        "equal_compute": (takase_arms.EQUAL_COMPUTE_CAPTION, takase_arms.equal_compute_keys, takase_arms.COMPUTE_AXIS,
+                          takase_arms.by_compute),
     }, f"Language modelling (decoder-only, V={result['vocab_size']:,})", perplexity=True)
 
 
@@ -141,7 +110,7 @@ def report(result, figs):
         for name, ppl in counts:
             lines.append(f"| no model: {name} | – | – | – | – | – | – | {math.log(ppl):.3f} | {ppl:.1f} |")
         lines.append("")
-    lines += exp_takase.equal_compute_tables(result, [("held-out loss", "loss", 3),
+    lines += takase_arms.equal_compute_tables(result, [("held-out loss", "loss", 3),
                                                       ("held-out perplexity", "perplexity", 1)])
     return "\n".join(lines)
 
@@ -151,12 +120,12 @@ def claims(result, seeds):
     against Vanilla, each strategy against Universal and, where the result has them, the
     equal-compute runs against Vanilla's. No paper numbers: the paper's language-modelling runs
     (WikiText-103) are not transcribed in the book's sources."""
-    out = exp_takase.method_claims("lm", result, seeds, "perplexity", "Held-out perplexity", digits=1, paper=False)
+    out = takase_arms.method_claims("lm", result, seeds, "perplexity", "Held-out perplexity", digits=1, paper=False)
     for norm, methods in result["settings"].items():
         strategies = [k for k in methods if k not in ("vanilla", "universal")]
         out += [ledger.compare(f"lm.{norm}ln.{k}_vs_universal", "lm",
                                f"Held-out perplexity, {LN[norm]}, equal parameters", "perplexity", "lower",
-                               exp_takase.arm_name(methods[k], norm), exp_takase.arm_name(methods["universal"], norm),
+                               takase_arms.arm_name(methods[k], norm), takase_arms.arm_name(methods["universal"], norm),
                                seeds, methods[k]["perplexity"]["values"], methods["universal"]["perplexity"]["values"],
                                digits=1)
                 for k in strategies]

@@ -27,6 +27,12 @@ from minishare.models import LoopedConfig, LoopedForTokenClassification
 from minishare.tasks import PointerForestTask
 from minishare.train import TrainConfig, Trainer
 
+NAME = "looped"
+TITLE = "Looped depth: more iterations at test time on harder inputs"
+ORDER = 160
+READS = ("looped_batch_size", "looped_forest", "looped_iterations", "looped_lr", "looped_max_iterations",
+         "looped_model", "looped_steps", "looped_test_depth", "looped_test_forests", "looped_train_depths")
+
 TEST_SEED = 20_000         # the test forests: apart from the training batches and the task's own
 ARMS = ("looped", "not-shared, same parameters", "not-shared, same compute")
 

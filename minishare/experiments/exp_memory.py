@@ -14,6 +14,11 @@ from minishare.analysis.figure_style import save_figure
 from minishare.experiments import claims as ledger, stats
 from minishare.models import AlbertConfig, AlbertForPreTraining
 
+NAME = "memory"
+TITLE = "Memory and time: sharing saves memory, not compute"
+ORDER = 110
+READS = ("batch_size", "depths", "seq_len", "timing_repeats", "vocab_size")
+
 VARIANTS = ("not-shared", "all-shared", "shared-attention", "shared-ffn")
 PAIR = ("all-shared", "not-shared")        # the timed comparison: numerator, denominator
 

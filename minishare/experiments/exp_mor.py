@@ -30,6 +30,11 @@ from minishare.tasks import RoutedForestTask
 from minishare.tensor import no_grad
 from minishare.train import TrainConfig, Trainer
 
+NAME = "mor"
+TITLE = "Tokens that choose their depth: Mixture-of-Recursions beside ACT"
+ORDER = 180
+READS = ("mor",)
+
 TEST_SEED = 20_000         # the test forests: apart from the training batches and the task's own
 SHALLOW = 1                # nodes of depth <= 1 need at most one lookup (a root, or a root's child)
 

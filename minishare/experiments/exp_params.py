@@ -4,8 +4,13 @@ heads), Takase & Kiyono's configurations, and parameters as a function of the em
 of the depth N, shared against not shared. No training."""
 from minishare.analysis import params, params_figures
 from minishare.analysis.figure_style import save_figure
-from minishare.experiments.exp_takase import universal_hidden_size
+from minishare.experiments.takase_arms import universal_hidden_size
 from minishare.models import AlbertConfig, TransformerConfig
+
+NAME = "params"
+TITLE = "Parameter counts"
+ORDER = 10
+READS = ()
 
 # Takase & Kiyono's WMT En-De models are Transformer (base): H = 512, FFN 2048, 8 heads, one
 # embedding shared by source, target and output. The paper does not print V; with V = 32,000 the
@@ -20,7 +25,7 @@ TAKASE_BASE = dict(vocab_size=32000, hidden_size=512, num_attention_heads=8, int
 def takase_rows():
     """Takase & Kiyono's WMT configurations counted. The Universal model widens its whole layer to
     Vanilla's budget (H, FFN 4H, E = H), the rule the ``takase`` experiment trains with
-    (``exp_takase.universal_hidden_size``); returns (rows, the Universal model's H)."""
+    (``takase_arms.universal_hidden_size``); returns (rows, the Universal model's H)."""
     vanilla_config = TransformerConfig(**TAKASE_BASE, num_hidden_layers=6)
     H = universal_hidden_size(vanilla_config, params.count_parameters(vanilla_config))
     configs = {"Vanilla 6/6": dict(num_hidden_layers=6),

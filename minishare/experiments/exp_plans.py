@@ -4,6 +4,11 @@ from minishare.analysis import plan_figure
 from minishare.analysis.figure_style import save_figure
 from minishare.sharing import COMPONENTS, Plan
 
+NAME = "plans"
+TITLE = "The sharing plans"
+ORDER = 20
+READS = ("albert", "seq2seq")
+
 
 def plans(settings):
     N = settings.albert["num_hidden_layers"]

@@ -4,11 +4,18 @@ the training MLM loss at the end of training, for ALBERT's four sharing variants
 runs see the training corpus many times (fresh masks and segments each epoch), so memorizing is
 possible. The training loss is the mean over the last ``eval_every`` steps (the batches the model
 trained on just before the final held-out evaluation)."""
-from minishare.experiments import claims as ledger, exp_albert, stats
+from minishare.experiments import albert_arms, claims as ledger, stats
+
+NAME = "regularizer"
+TITLE = "Sharing as a regularizer: the train/held-out gap"
+ORDER = 80
+READS = ("albert", "batch_size", "eval_every", "pretrain_corpus", "pretrain_lr", "pretrain_steps", "seq_len",
+         "vocab_size")
 
 
-def requests(settings):
-    return exp_albert.requests(settings)
+def requests(settings, out=None):
+    return {name: request for sharing in albert_arms.VARIANTS
+            for name, request in albert_arms.seed_requests(settings, sharing).items()}
 
 
 def gap(history, window):
@@ -19,11 +26,11 @@ def gap(history, window):
 
 def run(out, settings, progress=True):
     result = {"window": settings.eval_every, "models": {}}
-    for sharing in exp_albert.VARIANTS:
-        runs = exp_albert.seed_runs(out, settings, sharing, progress=progress)
+    for sharing in albert_arms.VARIANTS:
+        runs = albert_arms.seed_runs(out, settings, sharing, progress=progress)
         window = settings.eval_every
         result["models"][sharing] = {
-            "params": exp_albert.summarize(runs)["params"],
+            "params": albert_arms.summarize(runs)["params"],
             "train": stats.spread([sum(row["mlm_loss"] for row in r["history"][-window:]) / window for r in runs]),
             "held_out": stats.spread([r["history"][-1]["eval_mlm_loss"] for r in runs]),
             "gap": stats.spread([gap(r["history"], window) for r in runs])}

@@ -21,13 +21,19 @@ from minishare import random as ms_random
 from minishare.analysis import count_parameters
 from minishare.analysis.figure_style import save_figure
 from minishare.analysis.relaxed_figure import plot_relaxed
-from minishare.experiments import claims as ledger, exp_lm, stats
+from minishare.analysis.count_lm import count_baselines
+from minishare.experiments import claims as ledger, stats
 from minishare.experiments.common import corpus_name, tokenizer_vocab_size
 from minishare.run.build import make_task
 from minishare.experiments.runs import cached_run
 from minishare.models.recursive import to_basis_shared, to_recursive, to_relaxed
 from minishare.sharing import Plan
 from minishare.train import TrainConfig, Trainer
+
+NAME = "relaxed"
+TITLE = "Convert, don't retrain: a trained model made recursive, relaxed and basis-shared"
+ORDER = 170
+READS = ("lm_corpus", "relaxed", "vocab_size")
 
 TRAINED = "not-shared, trained"
 PAPER_SCRATCH = ("a recursive Gemma 1B made from Gemma 2B and uptrained gains up to 13.5 points over a Gemma 1B "
@@ -63,7 +69,7 @@ def _runs(settings):
                 lambda seed: _request(settings, seed, "not-shared", s["unique"], total))}
 
 
-def requests(settings):
+def requests(settings, out=None):
     return {name(seed): request(seed) for name, request in _runs(settings).values() for seed in settings.seeds}
 
 
@@ -187,7 +193,7 @@ def claims(result, seeds):
 
 
 def baselines(result, settings):
-    """The count models of the training tokens (``exp_lm.count_models``), as held-out loss."""
+    """The count models of the training tokens (``minishare.analysis.count_lm``), as held-out loss."""
     return [ledger.baseline("relaxed", "loss", name, math.log(ppl))
-            for name, ppl in exp_lm.count_baselines(result["corpus"], settings.vocab_size, result["seq_len"],
+            for name, ppl in count_baselines(result["corpus"], settings.vocab_size, result["seq_len"],
                                                      result["batch_size"])]

@@ -6,16 +6,22 @@ that never reads the sentences scores, so a model's accuracy can be read against
 import math
 
 from minishare.analysis import cues
-from minishare.experiments import claims as ledger, exp_albert, stats
+from minishare.experiments import albert_arms, claims as ledger, stats
 from minishare.run.build import make_task
+
+NAME = "sop_nsp"
+TITLE = "SOP against NSP (ALBERT Table 5 layout)"
+ORDER = 50
+READS = ("albert", "batch_size", "eval_every", "pretrain_corpus", "pretrain_lr", "pretrain_steps", "seq_len",
+         "vocab_size")
 
 OBJECTIVES = ("sop", "nsp")
 METRICS = ("eval_mlm_accuracy", "eval_nsp_accuracy", "eval_sop_accuracy")
 
 
-def requests(settings):
+def requests(settings, out=None):
     return {name: request for objective in OBJECTIVES
-            for name, request in exp_albert.seed_requests(settings, "all-shared", objective).items()}
+            for name, request in albert_arms.seed_requests(settings, "all-shared", objective).items()}
 
 
 def cue_baselines(settings, seed):
@@ -38,7 +44,7 @@ def run(out, settings, progress=True):
     result = {"cues": [cue_baselines(settings, seed) for seed in settings.seeds]}
     result["n_eval"] = min(c[objective]["n"] for c in result["cues"] for objective in OBJECTIVES)
     for objective in OBJECTIVES:
-        runs = exp_albert.seed_runs(out, settings, "all-shared", objective, progress=progress)
+        runs = albert_arms.seed_runs(out, settings, "all-shared", objective, progress=progress)
         result[objective] = {m: stats.spread([r["final"][m] for r in runs]) for m in METRICS}
     return result
 

@@ -23,134 +23,35 @@ position.
 """
 import math
 
-from minishare import optim
-from minishare.analysis import count_parameters, memory, training_figures
-from minishare.analysis.figure_style import save_figure
 from minishare.data import seq2seq
-from minishare.experiments import claims as ledger, stats
-from minishare.run.build import build_model, make_config, make_task
-from minishare.experiments import runs
+from minishare.experiments import claims as ledger, runs, stats
 from minishare.experiments.runs import cached_run
-from minishare.models import DecoderLM
-from minishare.nn import init
-from minishare.train import parameter_groups
+from minishare.experiments.takase_arms import (
+    COMPUTE_AXIS, EQUAL_COMPUTE_CAPTION, LN, SOLVED, by_compute, by_step, convergence_figures, efficiency_keys,
+    equal_compute_keys, equal_compute_steps, equal_compute_tables, equal_keys, method_claims,
+    method_requests, slug, solved, step_times, summarize, variants)
+from minishare.run.build import make_task
 
-STRATEGIES = (("Sequence", "sequence"), ("Cycle", "cycle"), ("Cycle (rev)", "cycle-rev"))
-LN = {"post": "Post-LN", "pre": "Pre-LN"}
-# what a history keeps in result.json: the training loss for the curves, the held-out metrics
-KEEP = ("step", "loss", "eval_loss", "eval_exact_match", "eval_perplexity")
-# Held-out exact match at which a run counts as having solved the task. On "reverse" a run ends
-# either near 0 (the plateau: the right length, the wrong letters) or near 1; 0.9 lies in that gap,
-# and a run caught while leaving the plateau (exact match 0.5) does not count.
-SOLVED = 0.9
+NAME = "takase"
+TITLE = "Takase & Kiyono: Sequence, Cycle, Cycle (rev)"
+ORDER = 90
+READS = ("takase_batch_size", "takase_evals", "takase_layers", "takase_lrs", "takase_model", "takase_norms",
+         "takase_steps", "takase_task", "timing_repeats")
+
 # The seed of the learning-rate search (``tuning_requests``): none of the comparisons' seeds
 TUNING_SEED = 100
-# ``requests`` comes in stages: the comparison's runs are known once the search has run
-STAGED = True
-PAPER = "Takase & Kiyono (arXiv 2104.06022, 2021), Table 1, WMT En-De, BLEU (higher is better)"
-# (method, N / M) -> (M/N, BLEU, speed relative to Vanilla) in that table; Universal is M = 1, N = 6
-PAPER_TABLE = {("Vanilla", 1): ("6/6", 26.57, 1.00), ("Universal", None): ("1/6", 26.90, 0.48),
-               ("Sequence", 2): ("6/12", 27.13, 0.63), ("Cycle", 2): ("6/12", 27.04, 0.63),
-               ("Cycle (rev)", 2): ("6/12", 27.08, 0.63), ("Sequence", 3): ("6/18", 27.02, 0.47),
-               ("Cycle", 3): ("6/18", 27.25, 0.47), ("Cycle (rev)", 3): ("6/18", 27.31, 0.47)}
 
 
 # --- the widened Universal model -------------------------------------------------------------------
-def count(config, lm=False):
-    """Parameters of the encoder-decoder (``lm=False``) or the decoder-only LM built from
-    ``config``, each shared tensor once, built shape-only (nothing allocated)."""
-    if not lm:
-        return count_parameters(config)
-    with init.shape_only():
-        return count_parameters(DecoderLM(config))
-
-
-def universal_hidden_size(config, target, lm=False):
-    """The hidden size H of a Universal model (M = 1) whose parameters come closest to ``target``.
-
-    Takase & Kiyono widen the whole layer, not the FFN alone: their Universal baseline has 63M
-    parameters against Vanilla's 61M, which is one layer with d = 1024, d_ff = 4096 against six
-    with d = 512, d_ff = 2048. So the FFN stays 4 H and the number of attention heads stays that of
-    ``config`` (H runs over its multiples). The embedding widens with H too (E = H), as theirs.
-    ``config`` is the Vanilla TransformerConfig; the count grows with H, so the search walks up
-    until it passes ``target`` and keeps the closer of the last two sizes."""
-    heads = config.num_attention_heads
-
-    def params(H):
-        fields = {**config.to_dict(), "hidden_size": H, "intermediate_size": 4 * H,
-                  "embedding_size": H, "sharing": "universal", "num_unique_layers": None}
-        return count(type(config)(**fields), lm)
-    H = heads
-    while params(H) < target:
-        H += heads
-    return H if H == heads or params(H) - target <= target - params(H - heads) else H - heads
 
 
 # --- the configurations ------------------------------------------------------------------------------
-def variants(task, vocab_size, model, n, norm, efficiency=True):
-    """The methods compared, as {key: {"method", "label", "M", "N", "H", "overrides"}}: Vanilla (n/n),
-    Universal (1/n, widened), the three strategies at M = n, N = 2n and, with ``efficiency``,
-    at N = 3n. ``model``: the Vanilla model's TransformerConfig fields; ``task`` "lm" sizes the
-    decoder-only LM, any other the encoder-decoder."""
-    lm = task == "lm"
-    base = {**model, "num_hidden_layers": n, "norm_position": norm}
-    H = model["hidden_size"]
-    out = {"vanilla": dict(method="Vanilla", label=f"Vanilla (M={n}, N={n}, H={H})", M=n, N=n, H=H,
-                           overrides={**base, "sharing": "not-shared"})}
-    vanilla = make_config(task, vocab_size, overrides=base)
-    Hu = universal_hidden_size(vanilla, count(vanilla, lm), lm)
-    out["universal"] = dict(method="Universal", label=f"Universal (M=1, N={n}, H={Hu})", M=1, N=n, H=Hu,
-                            overrides={**base, "sharing": "universal", "hidden_size": Hu,
-                                       "intermediate_size": 4 * Hu})
-    for factor in (2, 3) if efficiency else (2,):
-        for name, strategy in STRATEGIES:
-            out[f"{strategy}-n{factor * n}"] = dict(
-                method=name, label=f"{name} (M={n}, N={factor * n}, H={H})", M=n, N=factor * n, H=H,
-                overrides={**base, "sharing": strategy, "num_unique_layers": n,
-                           "num_hidden_layers": factor * n})
-    return out
-
-
-def equal_keys(methods):
-    """The keys of the equal-parameter comparison: Vanilla, Universal and the strategies at N = 2n."""
-    return [k for k, r in methods.items() if k in ("vanilla", "universal") or r["N"] == 2 * methods["vanilla"]["N"]]
-
-
-def efficiency_keys(methods):
-    deep = [k for k, r in methods.items() if r["N"] == 3 * methods["vanilla"]["N"]]
-    return ["vanilla", "universal"] + deep if deep else []
 
 
 # --- equal compute, counted --------------------------------------------------------------------------
-def macs_per_token(config, lm, seq_len):
-    """Multiply-accumulates of the matrix products of one forward pass, per target token, as
-    ``minishare.analysis.flops`` counts them (a training step costs about 3× this for every model
-    alike, so the factor cancels in a ratio). A self-attention of a position: 4 H² (query, key,
-    value, output) + 2 T H (scores and weighted values over T keys); its FFN 2 H I; a decoder
-    position of the encoder-decoder adds a cross-attention, counted like a self-attention with one
-    source token per target token (so in the copy family, up to the end token); the output layer
-    H V. E = H in every model here (no embedding projection), and sharing does not enter: every
-    position computes."""
-    H, I, V, T = config.hidden_size, config.intermediate_size, config.vocab_size, seq_len
-    attention = 4 * H * H + 2 * T * H
-    layer = attention + 2 * H * I
-    stacks = config.num_hidden_layers * layer
-    if not lm:
-        stacks += config.num_decoder_layers * (layer + attention)
-    return stacks + H * V
-
-
-def equal_compute_steps(task, vocab_size, vs, steps, seq_len):
-    """{key: updates} of the equal-parameter methods of ``vs`` at Vanilla's compute: S_k =
-    S · C_Vanilla / C_k (``macs_per_token`` at length ``seq_len``), rounded; Vanilla keeps S."""
-    cost = {k: macs_per_token(make_config(task, vocab_size, overrides=vs[k]["overrides"]), task == "lm", seq_len)
-            for k in equal_keys(vs)}
-    return {k: max(1, round(steps * cost["vanilla"] / c)) for k, c in cost.items()}
 
 
 # --- the runs ------------------------------------------------------------------------------------------
-def slug(key, M, N):
-    return f"{key.rsplit('-n', 1)[0]}-m{M}-n{N}"
 
 
 def plan(settings):
@@ -210,26 +111,6 @@ def run_name(norm, key, v, seed, steps=None):
     return f"takase-{norm}ln-{slug(key, v['M'], v['N'])}{'' if steps is None else f'-{steps}steps'}-s{seed}"
 
 
-def extra_runs(budget, steps):
-    """The equal-compute updates that need runs of their own: {key: S_k} where S_k differs from S
-    (Vanilla's equal-compute runs are its S-update runs)."""
-    return {k: s for k, s in budget.items() if s != steps}
-
-
-def method_requests(vs, budget, steps, seeds, name_of, request_of):
-    """{run name: request}: one run per (method, seed) of S = ``steps`` updates, and one per
-    (method, seed) whose equal-compute budget differs from S. ``name_of(key, v, seed, steps=None)``
-    and ``request_of(key, v, seed, steps=None)`` make the name and the run_training arguments."""
-    extra = extra_runs(budget, steps)
-    out = {}
-    for key, v in vs.items():
-        for seed in seeds:
-            out[name_of(key, v, seed)] = request_of(key, v, seed)
-            if key in extra:
-                out[name_of(key, v, seed, extra[key])] = request_of(key, v, seed, extra[key])
-    return out
-
-
 def requests(settings, out=None):
     """Every training run, in two stages. First the tuning runs (``tuning_requests``); once they
     are in ``out``, also the comparison's: one per (LN position, method, seed), and one per (LN
@@ -253,57 +134,9 @@ def comparison_requests(settings, lrs):
 
 
 # --- speed, measured back to back ---------------------------------------------------------------------
-def step_times(task, configs, batch_size, rounds, seq_len=64, vocab_size=1000):
-    """Median seconds of one training step (forward, backward, AdamW) of each configuration
-    ({key: TransformerConfig overrides}) on one fixed batch of ``task``. The configurations take
-    turns within each of ``rounds`` rounds, so a slow spell of a shared machine hits all of them
-    alike; each gets the median over rounds of ``memory.step_time`` (median of 3 steps)."""
-    t, V = make_task(task, 0, batch_size, seq_len, vocab_size=vocab_size)
-    batch = t.batch(0)
-    models = {}
-    for key, overrides in configs.items():
-        model = build_model(task, make_config(task, V, overrides=overrides, seq_len=seq_len))
-        models[key] = (model, optim.AdamW(parameter_groups(model, 0.01)))
-    times = {key: [] for key in configs}
-    for _ in range(rounds):
-        for key, (model, optimizer) in models.items():
-            times[key].append(memory.step_time(model, lambda m: t.loss(m, batch)[0], optimizer,
-                                               repeats=3, warmup=1)["train"])
-    return {key: sorted(ts)[len(ts) // 2] for key, ts in times.items()}
 
 
 # --- the experiment ----------------------------------------------------------------------------------
-def _thin(history):
-    return [{k: row[k] for k in KEEP if k in row} for row in history]
-
-
-def _finals(runs, metrics):
-    return {m: stats.spread([r["final"][f"eval_{m}"] for r in runs]) for m in metrics}
-
-
-def summarize(out, name_of, vs, seeds, request_of, timing, progress, metrics, budget):
-    """Load (or train) every run of ``vs`` and gather, per method: parameters, step time, relative
-    speed, thinned histories per seed and the spread of each final held-out metric; for the
-    methods of ``budget`` ({key: equal-compute updates}) the same of their equal-compute runs
-    under "equal_compute". ``name_of(key, v, seed, steps=None)`` and ``request_of(key, v, seed,
-    steps=None)`` name and describe a run (``steps``: an equal-compute run's updates)."""
-    result = {}
-    for key, v in vs.items():
-        runs = [cached_run(out, name_of(key, v, seed), progress, **request_of(key, v, seed)) for seed in seeds]
-        histories = [_thin(r["history"]) for r in runs]
-        steps = int(histories[0][-1]["step"])
-        result[key] = {**{k: v[k] for k in ("method", "label", "M", "N", "H")},
-                       "params": count_parameters(runs[0]["model"]), "steps": steps,
-                       "step_time": timing[key], "speed": timing["vanilla"] / timing[key],
-                       "histories": histories, **_finals(runs, metrics)}
-        if key in budget:
-            own = extra_runs(budget, steps).get(key)
-            if own is not None:
-                runs = [cached_run(out, name_of(key, v, seed, own), progress, **request_of(key, v, seed, own))
-                        for seed in seeds]
-            result[key]["equal_compute"] = {"steps": budget[key], "histories": [_thin(r["history"]) for r in runs],
-                                            **_finals(runs, metrics)}
-    return result
 
 
 def run(out, settings, progress=True):
@@ -370,52 +203,6 @@ def baselines(result, settings):
 
 
 # --- figures, tables, observations -------------------------------------------------------------------
-COMPUTE_AXIS = "compute, in Vanilla's updates"
-
-
-def arm_name(r, norm):
-    """A method as a claim names it: its label with the LN position."""
-    return f"{r['label']}, {LN[norm]}"
-
-
-def by_step(methods, key):
-    return methods[key]["histories"]
-
-
-def by_compute(methods, key):
-    """An equal-compute run's histories against compute in Vanilla's updates (step × S / S_k), so
-    every method's curve ends at S."""
-    c = methods[key]["equal_compute"]
-    scale = methods["vanilla"]["steps"] / c["steps"]
-    return [[{**row, COMPUTE_AXIS: row["step"] * scale} for row in h] for h in c["histories"]]
-
-
-def equal_compute_keys(methods):
-    return [k for k in equal_keys(methods) if "equal_compute" in methods[k]]
-
-
-def convergence_figures(result, folder, prefix, groups, title, perplexity=False):
-    """One figure per (LN position, group): ``groups`` maps a file suffix to (caption, keys, x,
-    curves), ``curves(methods, key)`` giving the histories that ``x`` is read from. The LN position
-    is in the title, so the legend names each method once. ``perplexity``: a second axis reads the
-    loss as perplexity (``training_figures.plot_convergence``)."""
-    figs = []
-    for norm, methods in result["settings"].items():
-        for suffix, (caption, keys, x, curves) in groups.items():
-            keys = keys(methods)
-            if len(keys) < 2:
-                continue
-            histories = {methods[k]["label"]: curves(methods, k) for k in keys}
-            n_seeds = len(result["seeds"])
-            fig = training_figures.plot_convergence(histories, x=x, y="loss", eval_y="eval_loss",
-                                                    title=f"{title}, {LN[norm]}:\n{caption}",
-                                                    perplexity=perplexity)
-            figs.append((f"{title}: {caption} ({LN[norm]}, {n_seeds} seeds, mean with a min–max band)",
-                         save_figure(fig, f"{folder}/{prefix}_{suffix}_{norm}ln")))
-    return figs
-
-
-EQUAL_COMPUTE_CAPTION = "equal parameters at equal compute, each method on its own schedule"
 
 
 def figures(result, folder):
@@ -426,11 +213,6 @@ def figures(result, folder):
                        efficiency_keys, "step", by_step),
         "equal_compute": (EQUAL_COMPUTE_CAPTION, equal_compute_keys, COMPUTE_AXIS, by_compute),
     }, f"Takase & Kiyono on '{task}'")
-
-
-def solved(s):
-    """"k of n": the seeds whose held-out exact match (a spread) reaches ``SOLVED``."""
-    return f"{sum(v >= SOLVED for v in s['values'])} of {s['n']}"
 
 
 def report(result, figs):
@@ -468,32 +250,6 @@ def report(result, figs):
     return "\n".join(lines)
 
 
-def equal_compute_tables(result, columns):
-    """The equal-compute table of each LN position: each method's updates S_k and its final
-    held-out metrics, ``columns`` as (header, metric, digits) (exact match adds its solved count);
-    one sentence where the result has no equal-compute runs (the settings left them out)."""
-    if not any(equal_compute_keys(methods) for methods in result["settings"].values()):
-        return ["Equal compute: not in this run (its settings leave the equal-compute runs out; the "
-                "long tier trains them)."]
-    S = result["steps"]
-    counted = any(metric == "exact_match" for _, metric, _ in columns)
-    header = ["method", "M", "N", "H", "LN", "updates"] + [h for h, _, _ in columns] + \
-        ([f"solved (exact match ≥ {SOLVED})"] if counted else [])
-    lines = [f"Equal compute: each equal-parameter method trained again on its own schedule, for the "
-             f"updates that cost what Vanilla's {S} cost (S_k = {S} · C_Vanilla / C_k, C the "
-             f"multiply-accumulates of a step's matrix products, counted from the configuration).", ""]
-    for norm, methods in result["settings"].items():
-        lines += [f"**{LN[norm]}, equal compute**", "", "| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
-        for k in equal_compute_keys(methods):
-            r, c = methods[k], methods[k]["equal_compute"]
-            cells = [r["method"], r["M"], r["N"], r["H"], LN[norm], c["steps"]] + \
-                [stats.fmt(c[metric], digits) for _, metric, digits in columns] + \
-                ([solved(c["exact_match"])] if counted else [])
-            lines.append("| " + " | ".join(map(str, cells)) + " |")
-        lines.append("")
-    return lines
-
-
 def observations(result):
     """Facts of each method alone: how many seeds solved the task, the measured speeds, the
     equal-compute budgets. Every comparison of two methods is a claim (``claims``)."""
@@ -512,41 +268,6 @@ def observations(result):
                          + ", ".join(f"{methods[k]['label']} {s}" for k, s in budget.items() if k != "vanilla")
                          + ".")
     return notes
-
-
-def _paper(a, b):
-    """The paper's numbers for method a against method b, or None where it has no such row."""
-    def row(r):
-        return PAPER_TABLE.get(("Universal", None) if r["method"] == "Universal" else (r["method"], r["N"] // r["M"]))
-    pa, pb = row(a), row(b)
-    if pa is None or pb is None:
-        return None
-    return (f"{PAPER}: {a['method']} (M/N = {pa[0]}) {pa[1]:.2f} at speed {pa[2]:.2f} against "
-            f"{b['method']} (M/N = {pb[0]}) {pb[1]:.2f} at speed {pb[2]:.2f}")
-
-
-def method_claims(experiment, result, seeds, metric, what, digits=3, paper=True, better="lower"):
-    """The comparisons of Takase & Kiyono's methods on held-out ``metric`` (``better``: "lower" or
-    "higher"), per LN position: each strategy at N = 2n against Vanilla (equal parameters: primary), Universal
-    against Vanilla, each strategy at N = 3n against Universal (efficiency: primary), and, where
-    the result has them, each equal-compute run against Vanilla's."""
-    out = []
-    for norm, methods in result["settings"].items():
-        def claim(a, b, kind, primary, at=None):
-            x, y = (methods[k] if at is None else methods[k][at] for k in (a, b))
-            return ledger.compare(
-                f"{experiment}.{norm}ln.{a}_vs_{b}{'' if at is None else '.' + at}", experiment,
-                f"{what}, {LN[norm]}, {kind}", metric, better, arm_name(methods[a], norm),
-                arm_name(methods[b], norm), seeds, x[metric]["values"], y[metric]["values"],
-                _paper(methods[a], methods[b]) if paper and at is None else None, primary, digits)
-        deep = [k for k in equal_keys(methods) if k not in ("vanilla", "universal")]
-        out += [claim(k, "vanilla", "equal parameters", True) for k in deep]
-        out.append(claim("universal", "vanilla", "equal parameters", False))
-        out += [claim(k, "universal", "efficiency at equal updates", True)
-                for k in efficiency_keys(methods) if k not in ("vanilla", "universal")]
-        out += [claim(k, "vanilla", "equal compute, each on its own schedule", False, "equal_compute")
-                for k in equal_compute_keys(methods) if k != "vanilla"]
-    return out
 
 
 def claims(result, seeds):

@@ -2,8 +2,14 @@
 ``tie_word_embeddings``, Hugging Face's field name) against an untied output layer, with plain
 embeddings (E = H) and factorized ones (E < H), not-shared, over seeds: the parameters tying saves
 (V × E, the output matrix) and the held-out loss at equal steps."""
-from minishare.experiments import claims as ledger, exp_albert, stats
+from minishare.experiments import albert_arms, claims as ledger, stats
 from minishare.experiments.common import tokenizer_vocab_size
+
+NAME = "tying"
+TITLE = "Tied against untied output layer"
+ORDER = 70
+READS = ("albert", "batch_size", "eval_every", "pretrain_corpus", "pretrain_lr", "pretrain_steps", "seq_len",
+         "vocab_size")
 
 
 
@@ -22,15 +28,15 @@ def _config(config):
     return {k: v for k, v in config.items() if not (k == "tie_word_embeddings" and v)}
 
 
-def requests(settings):
+def requests(settings, out=None):
     return {name: request for config in variants(settings).values()
-            for name, request in exp_albert.seed_requests(settings, "not-shared", **_config(config)).items()}
+            for name, request in albert_arms.seed_requests(settings, "not-shared", **_config(config)).items()}
 
 
 def run(out, settings, progress=True):
     result = {"V": tokenizer_vocab_size(settings.pretrain_corpus, settings.vocab_size), "N": settings.albert["num_hidden_layers"], "models": {}}
     for name, config in variants(settings).items():
-        summary = exp_albert.summarize(exp_albert.seed_runs(out, settings, "not-shared", progress=progress,
+        summary = albert_arms.summarize(albert_arms.seed_runs(out, settings, "not-shared", progress=progress,
                                                             **_config(config)))
         del summary["histories"]
         result["models"][name] = {"E": config["embedding_size"], "tied": config["tie_word_embeddings"], **summary}
@@ -74,4 +80,4 @@ def claims(result, seeds):
 
 
 def baselines(result, settings):
-    return exp_albert.no_model_baselines("tying", [m["final"] for m in result["models"].values()])
+    return albert_arms.no_model_baselines("tying", [m["final"] for m in result["models"].values()])

@@ -68,6 +68,7 @@ class Settings:
     looped_test_forests: int
     relaxed: dict                # convert, don't retrain (exp_relaxed): the trained LM and its conversions
     mor: dict                    # tokens that choose their depth (exp_mor): forests, widths, MoR and ACT
+    tier: str = "full"           # "quick", "full" or "long": which of an experiment's own TIERS it gets
 
     def key(self):
         """What a cached result depends on: rerunning with other settings retrains."""
@@ -78,7 +79,7 @@ class Settings:
 # short targets keep greedy decoding in evaluation cheap. Two seeds: the least that has a spread;
 # the numbers are not meant to separate anything. The ALBERT runs (30 steps of H = 32, N = 2) cost
 # less than their setup (tokenizer and examples, about 2 CPU-s each).
-QUICK = Settings(quick=True, seeds=(0, 1), few_seeds=(0, 1), pretrain_corpus="grammar", pretrain_steps=30, pretrain_lr=3e-3, batch_size=8, seq_len=32,
+QUICK = Settings(tier="quick", quick=True, seeds=(0, 1), few_seeds=(0, 1), pretrain_corpus="grammar", pretrain_steps=30, pretrain_lr=3e-3, batch_size=8, seq_len=32,
                  vocab_size=1000,
                  albert=dict(hidden_size=32, embedding_size=16, num_attention_heads=2,
                              intermediate_size=64, num_hidden_layers=2),
@@ -206,6 +207,6 @@ FULL = Settings(quick=False, seeds=(0, 1, 2, 3, 4), few_seeds=(0, 1, 2), pretrai
 # Long: for an overnight run or a GPU. More seeds and updates, and Pre-LN in Takase & Kiyono's
 # comparison; its cost is the estimate ``reproduce`` prints before it starts (about 8 times the
 # full run's on this machine's 2 cores).
-LONG = dataclasses.replace(FULL, seeds=tuple(range(10)), few_seeds=(0, 1, 2, 3, 4), pretrain_steps=3000,
+LONG = dataclasses.replace(FULL, tier="long", seeds=tuple(range(10)), few_seeds=(0, 1, 2, 3, 4), pretrain_steps=3000,
                            layerwise_steps=1500, takase_steps=4000, takase_norms=("post", "pre"),
                            lm_steps=1200, lm_equal_compute=True, act_steps=2000)

@@ -1,0 +1,127 @@
+"""What an experiment of ``reproduce`` is, written down once: a module that fills in the names
+below. ``Experiment.of(module)`` checks that it does and is what the pipeline calls; nothing else
+looks into an experiment module. A template (the toy experiment of ``tests/toy_experiment.py`` is
+a complete one)::
+
+    NAME = "tying"                         # its folder under OUT and its --only name
+    TITLE = "Tied against untied output layer"        # its section of the report
+    ORDER = 60                             # where the section sits in the report (ascending)
+    READS = ("albert", "pretrain_steps")   # the fields of ``settings.Settings`` it reads
+    TIERS = {"quick": {"depth": 2}, "full": {"depth": 4}, "long": {"depth": 4}}   # optional:
+                                           # settings of its own, one dict per tier, same keys
+    SEEDS = "few_seeds"                    # optional: another seeds field of Settings
+
+    def requests(settings, out): ...       # optional: {run name: run_training arguments}
+    def run(out, settings, progress=True): ...        # -> result, plain JSON data
+    def figures(result, folder): ...       # -> [(caption, [paths])], each figure saved as PNG and SVG
+    def report(result, figures): ...       # -> Markdown
+    def observations(result): ...          # optional: [sentences], facts of one model at a time
+    def claims(result, seeds): ...         # optional: [claims.compare(...)], every comparison of arms
+    def baselines(result, settings): ...   # optional: [claims.baseline(...)], the no-model rules
+
+The settings an experiment gets are a ``View``: the shared fields it declares in ``READS``, its
+own ``TIERS`` fields, ``quick`` and ``seeds``. Reading anything else is an error, so the
+declaration is complete, and it is the experiment's cache key: a change to a field it does not
+read never retrains it.
+
+``requests`` is called again and again until it asks for nothing that is not trained yet, with
+the runs it asked for before trained in ``out``: an experiment whose later runs depend on earlier
+ones (``exp_takase``: the comparison's runs at the learning rates its search chose) asks for the
+first stage, then for more.
+"""
+import dataclasses
+import json
+import types
+
+from minishare import data
+from minishare.errors import InvalidValue
+
+REQUIRED = ("NAME", "TITLE", "ORDER", "READS", "run", "figures", "report")
+TIER_NAMES = ("quick", "full", "long")
+
+
+@dataclasses.dataclass(frozen=True)
+class Experiment:
+    """One experiment, as ``reproduce`` sees it (see the module's docstring)."""
+    name: str
+    title: str
+    order: float
+    reads: tuple
+    tiers: dict
+    seeds_field: str
+    module: types.ModuleType
+
+    @classmethod
+    def of(cls, module):
+        """The experiment ``module`` declares; one error naming every name it lacks or gets wrong."""
+        where = getattr(module, "__name__", repr(module))
+        missing = [n for n in REQUIRED if not hasattr(module, n)]
+        if missing:
+            raise InvalidValue(f"experiment module {where} lacks {', '.join(missing)} (see minishare.experiments.experiment)")
+        if not isinstance(module.NAME, str) or not module.NAME.isidentifier():
+            raise InvalidValue(f"{where}: NAME must be an identifier, got {module.NAME!r}")
+        tiers = getattr(module, "TIERS", {name: {} for name in TIER_NAMES})
+        if set(tiers) != set(TIER_NAMES) or len({frozenset(t) for t in tiers.values()}) != 1:
+            raise InvalidValue(f"{where}: TIERS must give the tiers {', '.join(TIER_NAMES)} the same fields, "
+                               f"got {({k: sorted(v) for k, v in tiers.items()})}")
+        return cls(module.NAME, module.TITLE, module.ORDER, tuple(module.READS), tiers,
+                   getattr(module, "SEEDS", "seeds"), module)
+
+    def settings(self, settings):
+        """The View of ``settings`` (a ``settings.Settings`` tier) this experiment reads."""
+        shared = {name: getattr(settings, name) for name in self.reads}
+        own = self.tiers[settings.tier]
+        clash = set(shared) & set(own)
+        if clash:
+            raise InvalidValue(f"experiment {self.name!r}: TIERS redefines the shared settings {sorted(clash)}")
+        return View(self.name, {"quick": settings.quick, "tier": settings.tier,
+                                "seeds": getattr(settings, self.seeds_field), **shared, **own})
+
+    def requests(self, view, out):
+        return self.module.requests(view, out) if hasattr(self.module, "requests") else {}
+
+    def run(self, out, view, progress=True):
+        return self.module.run(out, view, progress=progress)
+
+    def figures(self, result, folder):
+        return self.module.figures(result, folder)
+
+    def report(self, result, figures):
+        return self.module.report(result, figures)
+
+    def observations(self, result):
+        return self.module.observations(result) if hasattr(self.module, "observations") else []
+
+    def claims(self, result, seeds):
+        return self.module.claims(result, seeds) if hasattr(self.module, "claims") else []
+
+    def baselines(self, result, view):
+        return self.module.baselines(result, view) if hasattr(self.module, "baselines") else []
+
+
+class View:
+    """The settings one experiment may read (``Experiment.settings``); any other field is an
+    error naming the experiment, so its ``READS`` cannot fall behind its code."""
+
+    def __init__(self, experiment, fields):
+        self._experiment, self._fields = experiment, fields
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self._fields[name]
+        except KeyError:
+            raise InvalidValue(f"experiment {self._experiment!r} reads settings.{name}, which its READS "
+                               "does not declare: add it there (it becomes part of the cache key)") from None
+
+    def key(self):
+        """The cache key: every field of the view (as JSON data) and the data pipeline's version."""
+        fields = json.loads(json.dumps({k: v for k, v in self._fields.items() if k != "tier"}))
+        return {"data_pipeline": data.PIPELINE_VERSION, **dict(sorted(fields.items()))}
+
+
+def key_matches(saved_key, view):
+    """True when a cached result's key (``View.key`` when it was made) equals ``view``'s now. A
+    key without a data version was made by version 1."""
+    return {"data_pipeline": 1, **saved_key} == view.key()
