@@ -5,8 +5,8 @@ import pytest
 
 import minishare
 from minishare import checkpoint, checks, data, errors, safeio, sharing
-from minishare.exercises.catalog import CatalogError
-from minishare.exercises.regions import RegionError
+from minishare.grader.catalog import CatalogError
+from minishare.grader.regions import RegionError
 from minishare.run import errors as run_errors, folder as run_folder
 from minishare.models import AlbertConfig, TransformerConfig
 from minishare.nn import MultiHeadAttention

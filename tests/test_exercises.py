@@ -1,4 +1,4 @@
-"""The classroom tool (``python -m minishare.exercises``): regions, cases, release, check, grade.
+"""The classroom tool (``python -m minishare.grader``): regions, cases, release, check, grade.
 
 A tiny exercise tree written here exercises each rule; the attacks a student could try are tried
 against the real ``exercises/`` (ex05 and ex02 are fast) as a student would: from the release,
@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from minishare import backend
-from minishare.exercises import cases, catalog, check, grade, gradescope, regions, release, scan, suites
-from minishare.exercises.__main__ import main
+from minishare.grader import cases, catalog, check, grade, gradescope, regions, release, scan, suites
+from minishare.grader.__main__ import main
 
 numpy_run_only = pytest.mark.skipif(backend.name == "strict", reason="workers run on NumPy whatever the "
                                     "backend; the NumPy run of the suite covers this")
@@ -38,7 +38,7 @@ def square(x):
 '''
 
 CASES = '''\
-from minishare.exercises.cases import case
+from minishare.grader.cases import case
 
 
 @case("ex01_task1")
@@ -344,7 +344,7 @@ def test_forged_outcomes_score_zero(tmp_path, handout):
     judges' helpers in its own copy of the library."""
     rows = attack(tmp_path, handout, '''\
         import json, os
-        import minishare.exercises.cases as c
+        import minishare.grader.cases as c
         c.same = lambda *a, **k: None
         for fd in range(3, 12):
             for name in ("test_sequence_worked_example", "test_cycle_worked_example"):
@@ -354,7 +354,7 @@ def test_forged_outcomes_score_zero(tmp_path, handout):
                     pass
         ''')
     assert sum(r["score"] for r in rows) == 0
-    assert "uses minishare.exercises" in rows[0]["output"] or "os.write" in rows[0]["output"]
+    assert "uses minishare.grader" in rows[0]["output"] or "os.write" in rows[0]["output"]
 
 
 @numpy_run_only
@@ -500,7 +500,7 @@ def test_gradescope_zip_holds_the_scripts_and_no_mutants(tmp_path):
         names = z.namelist()
         run = z.read("run_autograder").decode()
     assert {"setup.sh", "run_autograder", "exercises/points.json", "exercises/ex01_toy/toy.py",
-            "minishare/exercises/worker.py", "pyproject.toml"} <= set(names)
+            "minishare/grader/worker.py", "pyproject.toml"} <= set(names)
     assert not any("mutants" in n for n in names)
     assert "MINISHARE_GRADER_USER=student" in run and "results/results.json" in run
 
@@ -547,7 +547,7 @@ def test_a_forbidden_call_trips_only_from_the_submission_and_only_in_its_task(tm
 
 
 def sandbox_for(root):
-    from minishare.exercises import sandbox
+    from minishare.grader import sandbox
     return sandbox.Sandbox(deny=[str(root)], allow_root=True)
 
 

@@ -21,7 +21,7 @@ import uuid
 import pytest
 
 from minishare import backend
-from minishare.exercises import catalog, grade, release
+from minishare.grader import catalog, grade, release
 
 pytestmark = pytest.mark.skipif(backend.name == "strict", reason="workers run on NumPy whatever the backend; "
                                 "the NumPy run of the suite covers this")
@@ -728,7 +728,7 @@ def select_spans(maskable, rng, masked_lm_prob=0.15, max_n=3, word_start=None):
 }
 GRADE_CHILD = r'''
 import inspect, json, resource, sys
-from minishare.exercises import grade
+from minishare.grader import grade
 root, submission, only, out = sys.argv[1:5]
 options = {"allow_root": True} if "allow_root" in inspect.signature(grade.grade).parameters else {}
 rows, _, notes = grade.grade(root, submission, only=[only], **options)

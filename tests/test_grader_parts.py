@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from minishare import backend
-from minishare.exercises import grade, judging, probes
-from minishare.exercises.cases import Case, structure
+from minishare.grader import grade, judging, probes
+from minishare.grader.cases import Case, structure
 
 numpy_run_only = pytest.mark.skipif(backend.name != "numpy", reason="the grader's processes run on NumPy")
 
@@ -16,7 +16,7 @@ CASE_FILE = textwrap.dedent('''\
     """A case file."""
     import numpy as np
 
-    from minishare.exercises.cases import case, same
+    from minishare.grader.cases import case, same
 
 
     def build(n):  # an input builder the probe calls
@@ -88,7 +88,7 @@ def test_public_inputs_are_fixed_by_the_case_and_hidden_ones_by_the_graders_seed
 def test_a_judge_that_works_without_end_costs_its_case_only(tmp_path):
     cases = tmp_path / "test_ex01_toy.py"
     cases.write_text(textwrap.dedent('''\
-        from minishare.exercises.cases import case
+        from minishare.grader.cases import case
 
         @case("ex01_task1")
         def test_n(toy):

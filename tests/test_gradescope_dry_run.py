@@ -18,7 +18,7 @@ import zipfile
 import pytest
 
 from minishare import backend
-from minishare.exercises import catalog
+from minishare.grader import catalog
 
 SOURCE = catalog.default_root()
 ONLY = ()                         # every exercise (``--only`` flags otherwise)
@@ -33,9 +33,9 @@ pytestmark = [
 
 
 def cli(*args):
-    """``python -m minishare.exercises`` on this checkout's exercises, for ONLY."""
+    """``python -m minishare.grader`` on this checkout's exercises, for ONLY."""
     only = [flag for e in ONLY for flag in ("--only", e)]
-    run = subprocess.run([sys.executable, "-m", "minishare.exercises", "--source", SOURCE, *args, *only],
+    run = subprocess.run([sys.executable, "-m", "minishare.grader", "--source", SOURCE, *args, *only],
                          capture_output=True, text=True)
     assert run.returncode == 0, f"{args[0]} failed:\n{run.stderr[-3000:]}"
 

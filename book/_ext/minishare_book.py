@@ -202,7 +202,7 @@ def exercises_part(number):
                 "notebook are its practice.\n")
     parts = ["The texts below are the exercises' own READMEs (`exercises/exNN_topic/README.md`); "
              "each says which file to edit and how to run its tests. Teachers release and grade the "
-             "exercises with `python -m minishare.exercises` (see `exercises/README.md`).", ""]
+             "exercises with `python -m minishare.grader` (see `exercises/README.md`).", ""]
     for path in found:
         with open(path, encoding="utf-8") as f:
             text = f.read()

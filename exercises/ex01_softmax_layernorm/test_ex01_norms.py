@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 import minishare
-from minishare.exercises.cases import case, same
+from minishare.grader.cases import case, same
 
 
 def leaf(a):

@@ -10,7 +10,7 @@ tripwires catch a call however it is reached)."""
 import numpy as np
 
 import minishare
-from minishare.exercises.cases import case, raises, same
+from minishare.grader.cases import case, raises, same
 
 
 def array(*shape, seed=0):

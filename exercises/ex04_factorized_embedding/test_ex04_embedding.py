@@ -7,7 +7,7 @@ out: a visible case compares with the reference solution (``ref``)."""
 import numpy as np
 
 import minishare
-from minishare.exercises.cases import case
+from minishare.grader.cases import case
 
 
 def with_factors(emb, given):

@@ -3,7 +3,7 @@ properties every plan must have, for every M of N up to 12.
 
 Each case's probe calls ``assign`` (the student's module) and returns the schedules; its judge,
 run by the grader, checks them. Without a judge, a case compares with the reference solution."""
-from minishare.exercises.cases import case, raises
+from minishare.grader.cases import case, raises
 
 
 def letters(schedule):

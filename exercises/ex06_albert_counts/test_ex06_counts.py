@@ -6,7 +6,7 @@ draws the sizes of the hidden cases' tiny models."""
 import math
 
 import minishare
-from minishare.exercises.cases import case
+from minishare.grader.cases import case
 from minishare.models import AlbertConfig
 
 # The paper prints millions rounded or truncated; BERT-base-shaped rows (E = 768 not-shared) are

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 import minishare
-from minishare.exercises.cases import case
+from minishare.grader.cases import case
 from minishare.models import AlbertConfig, AlbertForPreTraining
 from minishare.nn import Embedding
 from minishare.optim import SGD

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from minishare.exercises.cases import case, decode, encode
+from minishare.grader.cases import case, decode, encode
 
 
 def as_text(spans):

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from minishare.exercises.cases import case, decode, encode
+from minishare.grader.cases import case, decode, encode
 
 PERIOD, CAPITALS = 1, range(10, 60)
 

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 import minishare
-from minishare.exercises.cases import case
+from minishare.grader.cases import case
 from minishare.models import AlbertConfig, AlbertForPreTraining
 from minishare.nn import Linear, Parameter
 

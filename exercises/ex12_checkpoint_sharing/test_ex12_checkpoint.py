@@ -15,7 +15,7 @@ import os
 import numpy as np
 
 import minishare
-from minishare.exercises.cases import case, raises
+from minishare.grader.cases import case, raises
 from minishare.nn import Embedding, Linear, Module, ModuleList
 from minishare.optim import SGD
 

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 import minishare
-from minishare.exercises.cases import case, raises
+from minishare.grader.cases import case, raises
 
 
 # --------------------------------------------------------------------------- task 1: the signal

@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 import minishare
-from minishare.exercises.cases import case, decode, encode
+from minishare.grader.cases import case, decode, encode
 
 BUDGET = 65_000                   # the exercise's budget (the module's own constant is not trusted)
 

@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from minishare.exercises.cases import case, raises
+from minishare.grader.cases import case, raises
 
 
 # --------------------------------------------------------------------------- independent values

@@ -8,7 +8,7 @@ stays on its side); each judge checks that against the construction, hand-worked
 names, and transformers' group formula written out in the hidden cases."""
 import numpy as np
 
-from minishare.exercises.cases import case, raises
+from minishare.grader.cases import case, raises
 
 SIZES = dict(V=11, E=3, H=4, I=6, P=5, T=2)
 ALBERT_PARTS = ("attention.query", "attention.key", "attention.value", "attention.dense",

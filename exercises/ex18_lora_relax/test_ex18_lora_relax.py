@@ -10,7 +10,7 @@ import tracemalloc
 import numpy as np
 
 import minishare
-from minishare.exercises.cases import case, same
+from minishare.grader.cases import case, same
 
 
 def leaf(a):

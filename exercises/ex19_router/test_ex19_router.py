@@ -19,7 +19,7 @@ import numpy as np
 
 import minishare
 from minishare import functional as F
-from minishare.exercises.cases import case, raises
+from minishare.grader.cases import case, raises
 
 
 # --------------------------------------------------------------------------- task 1: capacities

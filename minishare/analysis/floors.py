@@ -18,7 +18,7 @@ def floor_of(module):
     """The floor of a dotted module name of the package."""
     if module in ("minishare.cli", "minishare.__main__"):
         return "command line"
-    if module.startswith("minishare.exercises"):
+    if module.startswith("minishare.grader"):
         return "grader"
     if module.startswith(("minishare.analysis", "minishare.experiments")):
         return "lab"

@@ -1,6 +1,6 @@
 """Neural-network building blocks (PyTorch's ``torch.nn`` names). ``minishare.nn.looped.LoopedStack``
 is imported from its module: it builds on ``minishare.sharing``, which ``import minishare`` leaves
-unloaded so that the grader sees a submission import it (``minishare.exercises.worker``)."""
+unloaded so that the grader sees a submission import it (``minishare.grader.worker``)."""
 from minishare.nn import init, utils
 from minishare.nn.container import ModuleList, Sequential
 from minishare.nn.layers import Dropout, Embedding, LayerNorm, Linear

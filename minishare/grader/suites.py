@@ -6,7 +6,7 @@ import importlib.util
 import json
 import os
 
-from minishare.exercises import catalog, cases, regions
+from minishare.grader import catalog, cases, regions
 
 
 def is_test_file(name):

@@ -19,8 +19,8 @@ import re
 import tempfile
 import time
 
-from minishare.exercises import catalog, grade, judging, regions, release, sandbox, worker
-from minishare.exercises.suites import load_suite
+from minishare.grader import catalog, grade, judging, regions, release, sandbox, worker
+from minishare.grader.suites import load_suite
 
 STUB = re.compile(r"^NotImplementedError: (ex\d\d) task (\d+)")
 MUTANT = re.compile(r"^task(\d+)_\w+\.py$")

@@ -2,11 +2,11 @@
 makes the student copy, checks that the assignment set is sound, and grades submissions where
 their code cannot reach the score::
 
-    python -m minishare.exercises release --out DIR [--only exNN]   # the student copy
-    python -m minishare.exercises check                             # is the set sound?
-    python -m minishare.exercises grade SUBMISSION [--json results.json]
-    python -m minishare.exercises batch SUBMISSIONS --out DIR       # scores.csv
-    python -m minishare.exercises gradescope --out autograder.zip
+    python -m minishare.grader release --out DIR [--only exNN]   # the student copy
+    python -m minishare.grader check                             # is the set sound?
+    python -m minishare.grader grade SUBMISSION [--json results.json]
+    python -m minishare.grader batch SUBMISSIONS --out DIR       # scores.csv
+    python -m minishare.grader gradescope --out autograder.zip
 
 The pieces, one concept each:
 

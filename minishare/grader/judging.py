@@ -84,7 +84,7 @@ def _limit_memory():
 def serve():
     """The judge process: answer requests until stdin closes."""
     import importlib.util
-    from minishare.exercises import cases
+    from minishare.grader import cases
     loaded = {}
     for line in sys.stdin.buffer:
         request = json.loads(line)

@@ -77,8 +77,8 @@ def main(spec_path):
     os.chdir(spec["scratch"])
     import numpy                                      # noqa: F401  (loaded before the student's code)
     import minishare                                  # noqa: F401
-    from minishare.exercises import landlock
-    from minishare.exercises.cases import decode, encode
+    from minishare.grader import landlock
+    from minishare.grader.cases import decode, encode
     cases = _load_cases(spec["cases"])
     current = [None]                                  # the task of the case running now
     roots = _roots(spec)
@@ -139,7 +139,7 @@ def _load_cases(path):
     spec = importlib.util.spec_from_file_location("graded_cases", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    from minishare.exercises.cases import cases_of
+    from minishare.grader.cases import cases_of
     return {c.name: c for c in cases_of(module)}
 
 
@@ -207,7 +207,7 @@ def _roots(spec):
     code = (real(spec["submission"]), real(spec["library"])) + \
         tuple(real(p) for p in sys.path if _is_interpreter_path(p))
     return {"submission": real(spec["submission"]) + os.sep,
-            "helpers": os.path.join(real(spec["library"]), "minishare", "exercises", "cases.py"),
+            "helpers": os.path.join(real(spec["library"]), "minishare", "grader", "cases.py"),
             "stdlib": tuple(real(paths[k]) for k in ("stdlib", "platstdlib")),
             "site": tuple(real(paths[k]) for k in ("purelib", "platlib")),   # NumPy's own code is not stdlib
             "write": write, "code": code,

@@ -1,4 +1,4 @@
-"""``python -m minishare.exercises {release,check,grade,batch,gradescope}``: see ``minishare.exercises``.
+"""``python -m minishare.grader {release,check,grade,batch,gradescope}``: see ``minishare.grader``.
 
 Problems are reported one line each on stderr with exit status 1; bad arguments exit with 2.
 """
@@ -7,11 +7,11 @@ import csv
 import os
 import sys
 
-from minishare.exercises import catalog
+from minishare.grader import catalog
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="python -m minishare.exercises",
+    parser = argparse.ArgumentParser(prog="python -m minishare.grader",
                                      description="Release, check and grade the classroom exercises.")
     parser.add_argument("--source", default=catalog.default_root(),
                         help="the teacher's exercises folder (default: exercises/ of this checkout)")
@@ -47,7 +47,7 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    from minishare.exercises import check, gradescope, grade, regions, release
+    from minishare.grader import check, gradescope, grade, regions, release
     try:
         if args.command == "release":
             written = release.release(args.source, args.out, args.only)
@@ -80,7 +80,7 @@ def main(argv=None):
 def batch(root, submissions, out, only, jobs, allow_root=False):
     """Grade each sub-folder of ``submissions`` against one reference run: ``out/NAME/results.json``
     and ``out/scores.csv`` (a row per submission, a column per task, the total and its notes)."""
-    from minishare.exercises import grade, sandbox, suites
+    from minishare.grader import grade, sandbox, suites
     from minishare.files import atomic_write
     if not os.path.isdir(submissions):
         raise FileNotFoundError(f"batch: {submissions} is not a folder")

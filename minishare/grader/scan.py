@@ -21,7 +21,7 @@ MODULES = ("importlib", "inspect", "gc", "ctypes", "subprocess", "multiprocessin
            "marshal", "pickle", "shelve", "code", "codeop", "runpy", "pty", "signal", "builtins",
            "threading", "_thread", "concurrent", "asyncio", "mmap", "resource", "sysconfig", "site",
            "pkgutil", "zipimport", "timeit", "doctest", "pdb", "bdb", "trace", "cProfile", "profile",
-           "dataclasses.make_dataclass", "types.CodeType", "types.FunctionType", "minishare.exercises",
+           "dataclasses.make_dataclass", "types.CodeType", "types.FunctionType", "minishare.grader",
            "exercises", "__main__")
 BUILTINS = ("exec", "eval", "compile", "__import__", "globals", "locals", "vars", "breakpoint",
             "__builtins__", "input")

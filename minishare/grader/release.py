@@ -18,8 +18,8 @@ import os
 import shutil
 import tempfile
 
-from minishare.exercises import cases, catalog, probes, regions, suites
-from minishare.exercises.suites import is_test_file
+from minishare.grader import cases, catalog, probes, regions, suites
+from minishare.grader.suites import is_test_file
 
 SKIP = ("__pycache__", ".pytest_cache", ".ipynb_checkpoints", "mutants")
 TEACHERS = "## For teachers"          # the README's section that stays behind, to the end
@@ -61,7 +61,7 @@ def released_text(root, exercise, relative):
 def release(root, out, only=None, box=None):
     """Write the student copy of the exercises under ``root`` (those in ``only``, or all) to the
     new folder ``out``. Returns the number of files written."""
-    from minishare.exercises import sandbox
+    from minishare.grader import sandbox
     everything = catalog.load(root)
     exercises = catalog.select(everything, only)
     out = os.path.abspath(out)

@@ -30,8 +30,8 @@ import secrets
 import tempfile
 import tokenize
 
-from minishare.exercises import catalog, cases, judging, regions, sandbox, scan
-from minishare.exercises.suites import load_suite, reference_texts, references
+from minishare.grader import catalog, cases, judging, regions, sandbox, scan
+from minishare.grader.suites import load_suite, reference_texts, references
 from minishare.files import atomic_write
 
 MAX_FILE = 5 * 2 ** 20            # bytes of one submitted file

@@ -35,7 +35,7 @@ import tempfile
 import threading
 import time
 
-from minishare.exercises import cases, probes
+from minishare.grader import cases, probes
 
 MAX_OUTPUT = 64 * 2 ** 20             # bytes a worker may send in all
 MEMORY = 6 * 2 ** 30                  # address space of the worker
@@ -153,7 +153,7 @@ class Sandbox:
         errors = open(os.path.join(run_dir, "stderr.txt"), "w+b")    # a file: a pipe could fill and block
         with self._lock:                 # no sweep between the start and the record of it
             process = subprocess.Popen(
-                [sys.executable, "-I", os.path.join(self.library, "minishare", "exercises", "worker.py"), spec_path],
+                [sys.executable, "-I", os.path.join(self.library, "minishare", "grader", "worker.py"), spec_path],
                 cwd=spec["scratch"], env=_environment(spec["scratch"]), pass_fds=(write,),
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors,
                 start_new_session=True, preexec_fn=_limits(self.uid is not None),

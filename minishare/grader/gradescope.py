@@ -21,7 +21,7 @@ import stat
 import tempfile
 import zipfile
 
-from minishare.exercises import catalog, release
+from minishare.grader import catalog, release
 
 SETUP = """#!/usr/bin/env bash
 # Gradescope runs this once, as root, to build the autograder's image.
@@ -32,7 +32,7 @@ if ! /usr/bin/python3 -c "import venv, ensurepip" 2>/dev/null; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv >/dev/null
 fi
 /usr/bin/python3 -m venv "$ROOT/venv"
-"$ROOT/venv/bin/pip" install --quiet -r "$ROOT/source/minishare/exercises/requirements-grading.txt"
+"$ROOT/venv/bin/pip" install --quiet -r "$ROOT/source/minishare/grader/requirements-grading.txt"
 "$ROOT/venv/bin/pip" install --quiet --no-deps "$ROOT/source"   # its dependencies are the line above
 id student >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin student
 chmod -R go-rwx "$ROOT/source"            # the solutions and hidden cases: root's alone
@@ -45,7 +45,7 @@ ROOT="${AUTOGRADER_ROOT:-/autograder}"
 mkdir -p "$ROOT/results"
 cd /
 # the teacher's notes (stderr) join the log that results.json's stdout_visibility keeps from students
-MINISHARE_GRADER_USER=student "$ROOT/venv/bin/python" -m minishare.exercises \\
+MINISHARE_GRADER_USER=student "$ROOT/venv/bin/python" -m minishare.grader \\
     --source "$ROOT/source/exercises" grade "$ROOT/submission" --json "$ROOT/results/results.json" {only} 2>&1
 """
 
