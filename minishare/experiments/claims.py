@@ -4,6 +4,9 @@ comparison of trained models is one record here, and the sentence is rendered fr
 An experiment's ``claims(result, settings)`` returns ``compare(...)`` records (the per-seed values
 of two arms and what is being compared); ``finish`` applies Holm's correction over the
 comparisons each experiment declares primary, decides every verdict and writes each statement.
+A comparison that is not primary is exploratory: nothing corrects it for the many such
+comparisons, so its statement begins "Exploratory" wherever it is printed, and it never stands for
+a paper's claim (the scorecard, ``scorecard``, reads primary comparisons only).
 ``reproduce`` keeps them, with every experiment's no-model baselines, in ``OUT/claims.json``
 (``book/figures/claims.json`` for the book). ``problems`` is the rule a test holds the ledger
 to: no statement says an effect shows while its interval includes zero.
@@ -79,10 +82,17 @@ def best_baseline(c, baselines):
     return {"name": best["name"], "value": best["value"], "unbeaten_by": unbeaten}
 
 
+EXPLORATORY = "Exploratory (not corrected for multiplicity, not a test of a paper's claim): "
+
+
 def statement(c):
     """The sentence printed for a claim, e.g. "Held-out MLM loss, all-shared against not-shared:
     all-shared − not-shared = +0.085 (95% interval +0.031 to +0.139; paired t over 5 seeds);
-    not-shared is better." """
+    not-shared is better." A comparison that is not primary gets ``EXPLORATORY`` in front."""
+    return ("" if c["primary"] else EXPLORATORY) + _sentence(c)
+
+
+def _sentence(c):
     k, u = c["digits"], c["unit"]
     numbers = f"{c['arm_a']} − {c['arm_b']} = {c['difference']:+.{k}f}{u}"
     if c["interval"] is None:
@@ -143,6 +153,9 @@ def problems(ledger):
         said_better = f" {c.get('says', 'is better')}." in (c.get("statement") or "")
         if said_better != shows:
             out.append(f"{name}: statement {c.get('statement')!r} does not match verdict {c['verdict']!r}")
+        if (c.get("statement") or "").startswith(EXPLORATORY) == bool(c.get("primary")):
+            out.append(f"{name}: a {'primary' if c.get('primary') else 'secondary'} comparison "
+                       f"{'labelled' if c.get('primary') else 'not labelled'} exploratory")
     return out
 
 
