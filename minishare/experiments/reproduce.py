@@ -10,13 +10,15 @@ Results are cached in ``OUT/<experiment>/result.json`` under the settings the ex
 it reads (``experiment.View.key``), so running again only redraws, and a change to one
 experiment's settings retrains that experiment alone; ``--only NAME`` runs one experiment and the
 report still includes every cached one. The claims and baselines of every experiment in the report
-go to ``OUT/claims.json``, the ledger the book and the notebooks render their sentences from.
+go to ``OUT/claims.json``, the ledger the book and the notebooks render their sentences from; where
+``OUT/plan.json`` holds the plan written before the run (``plan``), a ledger whose primary
+comparisons differ from it is refused.
 """
 import json
 import os
 
 from minishare.errors import InvalidValue
-from minishare.experiments import claims, registry, runs
+from minishare.experiments import claims, plan, registry, runs
 from minishare.experiments.experiment import key_matches
 from minishare.experiments.settings import FULL, LONG, QUICK
 from minishare.files import atomic_write
@@ -64,6 +66,9 @@ def run(out, quick=False, only=None, progress=True, jobs=1, long=False):
         ledger["baselines"] += found["baselines"]
         sections.append((experiment.title, figs, experiment.report(result, figs), experiment.observations(result),
                          found))
+    written = plan.load(out)
+    if written is not None and only is None:
+        plan.check(written, ledger["claims"])
     claims.write(os.path.join(out, "claims.json"), ledger["claims"], ledger["baselines"])
     path = os.path.join(out, "report.md")
     _write_text(path, _markdown(sections, settings, out))
