@@ -14,7 +14,7 @@ experiment has not run at all is replaced by one sentence saying which command m
 import json
 import os
 
-from minishare.experiments import claims as ledger, stats
+from minishare.experiments import claims as ledger, plan, scorecard, stats
 
 MISSING = "not in this run"
 
@@ -86,12 +86,35 @@ def claims_block(figures, experiment):
     notes = observations(figures, experiment)
     if notes:
         lines += ["Observed in this run (facts of each model alone):", ""] + [f"- {n}" for n in notes] + [""]
+    against = scorecard.against(experiment, scorecard_rows(figures))
+    if against:
+        lines += [against, ""]
     if statements:
         lines += ["Paired by seed (a seed fixes the data order, the held-out set and the initialization of "
                   "every arm); an effect shows only where its 95% interval excludes zero, after Holm's "
                   "correction over the experiment's primary comparisons:", ""]
         lines += [f"- {t}" for t in statements]
     return "\n".join(lines) + "\n" if lines else f"*The ledger holds no comparison of `{experiment}` in this checkout.*\n"
+
+
+def scorecard_rows(figures):
+    """The scorecard's rows (``minishare.experiments.scorecard``) of the committed plan, ledger
+    and explanations; [] where the plan or the ledger is missing."""
+    written, path = plan.load(figures), os.path.join(figures, "claims.json")
+    if written is None or not os.path.exists(path):
+        return []
+    return scorecard.rows(written, ledger.load(path), scorecard.load_explanations(figures))
+
+
+def scorecard_page(figures):
+    """Markdown: how many of the papers' claims the run reproduced, and the table, one row each."""
+    rows = scorecard_rows(figures)
+    if not rows:
+        return "*No plan and ledger in this checkout: run `python -m minishare reproduce --out book/figures`.*\n"
+    n = scorecard.counts(rows)
+    summary = ", ".join(f"{count} {outcome}" for outcome, count in n.items() if count)
+    return (f"{len(rows)} primary comparisons, planned before the run (`book/figures/plan.json`): {summary}.\n\n"
+            + scorecard.table(rows) + "\n")
 
 
 def cell(fn):

@@ -15,6 +15,7 @@ the checkout and never a hand-typed copy of it:
   whose measured column is read from ``figures/<experiment>/result.json`` (``measured.py``);
 - ``_generated/claims/<experiment>.md``: what the run shows for one experiment, the sentences of the
   ledger ``figures/claims.json`` with the experiment's no-model baselines;
+- ``_generated/scorecard.md``: every primary comparison against the paper it tests (``scorecard.md``);
 - ``_generated/floors.png``: the package's floors, drawn from its imports (``contributing.md``).
 
 A chapter includes these files with MyST's ``{include}``. Each file is rewritten only when its
@@ -290,6 +291,9 @@ def generate(app, config):
         path = os.path.join(GENERATED, "claims", f"{experiment}.md")
         write_if_changed(path, measured.claims_block(FIGURES, experiment))
         wanted.add(path)
+    path = os.path.join(GENERATED, "scorecard.md")
+    write_if_changed(path, measured.scorecard_page(FIGURES))
+    wanted.add(path)
     for path in glob.glob(os.path.join(GENERATED, "**", "*.md"), recursive=True):
         if path not in wanted:
             os.remove(path)

@@ -50,8 +50,10 @@ def problems(plan):
 def disagreements(plan, claims):
     """Where a ledger's claims (``claims.finish`` records) differ from the plan: a primary
     comparison the plan lacks or names otherwise, one it plans that the ledger lacks or does not
-    make primary, other seeds."""
-    want, out = planned(plan), []
+    make primary, other seeds. An experiment with no claim in the ledger has not run (``--only``)
+    and is not asked for."""
+    ran = {c["experiment"] for c in claims}
+    want, out = {cid: p for cid, p in planned(plan).items() if p["experiment"] in ran}, []
     got = {c["id"]: c for c in claims if c["primary"]}
     for cid in sorted(set(got) - set(want)):
         out.append(f"{cid}: a primary comparison the plan does not name")

@@ -67,7 +67,7 @@ def run(out, quick=False, only=None, progress=True, jobs=1, long=False):
         sections.append((experiment.title, figs, experiment.report(result, figs), experiment.observations(result),
                          found))
     written = plan.load(out)
-    if written is not None and only is None:
+    if written is not None:
         plan.check(written, ledger["claims"])
     claims.write(os.path.join(out, "claims.json"), ledger["claims"], ledger["baselines"])
     path = os.path.join(out, "report.md")
