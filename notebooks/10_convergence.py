@@ -130,7 +130,8 @@ print("speed of Cycle (rev) M=2 N=4 relative to Vanilla M=N=2, per round:", " ".
 # ## 10.4 The comparison on a toy task, over seeds
 #
 # The `takase` experiment of `reproduce` trains every method on a toy sequence-to-sequence task,
-# Post-LN and Pre-LN, once per seed. At equal compute each method trains again on its own full
+# once per seed: Post-LN (the paper's main setting) in the default tier, Pre-LN too in the long one
+# (`reproduce --long`). At equal compute each method trains again on its own full
 # schedule of $S\,C_{\text{Vanilla}}/C$ updates (never read in the middle of a longer run).
 
 # %%

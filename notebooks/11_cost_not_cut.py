@@ -122,9 +122,10 @@ for i, N in enumerate(depths):
           + " ".join(f"{r:.2f}" for r in ratios) + f"   (median {statistics.median(ratios):.2f})")
 
 # %% [markdown]
-# The per-round ratios sit near 1: sharing does not make a step faster, at any depth. Whether it
-# makes it slightly *slower* needs many rounds on a quiet machine (the full reproduction measures
-# it; see `book/figures/memory`). One candidate for a difference is the sum rule: a set used at N
+# The per-round ratios sit near 1: this run does not show sharing making a step faster or slower,
+# at any depth. Nor can the full reproduction's paired intervals tell (`book/figures/memory`): at
+# N = 2 its interval for all-shared − not-shared runs from −0.021 s to +0.002 s a step, which still
+# allows a speed-up of about a tenth, and deciding that needs many rounds on a quiet machine. One candidate for a difference is the sum rule: a set used at N
 # positions receives N gradients that are added (N − 1 additions of a weight-sized array).
 # `memory.profile_step` measures the share of a step spent there and in the optimizer:
 

@@ -1,5 +1,10 @@
 """Figure 1's observations name what the mean over seeds hides: a seed that stayed on the unigram
 plateau, and a fixed point reached only by such a seed. Checked on a hand-made result."""
+import json
+import os
+
+import pytest
+
 from minishare.experiments import exp_layerwise
 
 
@@ -39,3 +44,23 @@ def test_a_fixed_point_of_a_seed_that_learned_is_not_blamed_on_the_plateau():
     r = _result(shared=_model([2.0, 2.5], [4.0, 4.0], [[1.0, 0.5, 0.4], [1.0, 0.005, 0.001]]))
     line = exp_layerwise.observations(r)[-1]
     assert "layer 2" in line and "plateau" not in line
+
+
+def test_the_first_point_reading_follows_the_fraction_it_prints():
+    """The sentence about Figure 1's first point is decided by the number it prints: the committed
+    ALBERT-style model, whose embedding (norm about 1.5) is far shorter than its layers' outputs
+    (about 8), must be read as an artifact, never as "the norms match"."""
+    import re
+    from minishare.experiments import exp_layerwise
+    for forced in (0.02, 0.3, 0.96):
+        text = exp_layerwise.first_point_reading(forced)
+        assert re.search(r"(\d+)%", text).group(1) == f"{forced:.0%}"[:-1]
+        assert ("artifact" in text) == (forced >= 0.5) and ("nearly match" in text) == (forced <= 0.1)
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "book", "figures",
+                        "layerwise", "result.json")
+    if not os.path.exists(path):
+        pytest.skip("no committed layerwise result")
+    with open(path, encoding="utf-8") as f:
+        notes = exp_layerwise.observations(json.load(f)["result"])
+    albert = next(n for n in notes if n.startswith("ALBERT-style") and "first point" in n)
+    assert "artifact" in albert and "match" not in albert

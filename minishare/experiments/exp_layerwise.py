@@ -150,6 +150,19 @@ def behind(r):
     return [m > u - LEARNED for m, u in zip(r.get("mlm_loss", []), r.get("unigram", []))]
 
 
+def first_point_reading(forced):
+    """What the first L2 point measures, read off the mean fraction ``forced`` of it that the norm
+    difference |‖h_1‖ − ‖h_0‖| alone forces (the triangle inequality's lower bound)."""
+    if forced >= 0.5:
+        return (f"So this point is mostly a LayerNorm artifact (the norm difference alone forces {forced:.0%} of "
+                "it: the E-wide embedding projected to H is far shorter than √H), not a learned effect.")
+    if forced <= 0.1:
+        return (f"Here the norms nearly match (their difference forces {forced:.0%} of the distance), so the first "
+                "point measures what the layer changed, like the others.")
+    return (f"The norm difference forces {forced:.0%} of this point: part of it is the LayerNorm's rescaling, "
+            "part what the layer changed.")
+
+
 def observations(result):
     H, notes = result["H"], []
     for style, r in result["models"].items():
@@ -169,7 +182,7 @@ def observations(result):
         p = first_point(r, H)
         t, u = p["trained"], p["untrained"]
         lo, hi = p["untrained_layer_norms"]
-        artifact = t["forced"]["min"] > 0.9
+        forced = t["forced"]["mean"]
         notes.append(
             f"{style} (E = {r['E']}), first point: every layer output of the untrained model has norm "
             f"{lo:.3f}–{hi:.3f}, i.e. √H = {math.sqrt(H):.3f} (Post-LN: it leaves a LayerNorm with gain 1, whatever "
@@ -177,9 +190,7 @@ def observations(result):
             f"{stats.fmt(t['h0'], 2)} trained (h_1: {stats.fmt(t['h1'], 2)}). The first L2 distance is "
             f"{stats.fmt(t['l2'], 2)} trained and {stats.fmt(u['l2'], 2)} untrained; the norm difference "
             f"|‖h_1‖ − ‖h_0‖| alone forces a fraction {stats.fmt(t['forced'], 3)} of it (trained). "
-            + ("So this point is a LayerNorm artifact (the E-wide embedding projected to H is far shorter than √H), "
-               "not a learned effect." if artifact else
-               "Here the norms match, so the first point measures what the layer changed, like the others."))
+            + first_point_reading(forced))
     for style, r in result["models"].items():
         depths = [collapse_depth(curve) for curve in r["trained"]["l2"]]
         said = ", ".join("none" if d is None else f"layer {d}" for d in depths)

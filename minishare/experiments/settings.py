@@ -128,9 +128,9 @@ QUICK = Settings(tier="quick", quick=True, seeds=(0, 1), few_seeds=(0, 1), pretr
 #   three (``few_seeds``) only for the gradient norms, which describe and declare none.
 # - Figure 1: N = 12 (the least depth the issue asks for), ALBERT-style E = 16, and an all-shared
 #   model at E = H beside it; 800 updates, as the N = 4 runs (an N = 12 step costs 3 times an
-#   N = 4 one: about 5 CPU-minutes a run). ALBERT-style's seed 4 stays on the unigram plateau
-#   (held-out 3.758 against its 3.752); a pilot of that run with 1,500 updates ended at 3.746, so
-#   a longer schedule is not what it lacks.
+#   N = 4 one: about 10 CPU-minutes a run, by the full run's histories). ALBERT-style's seed 4
+#   stays on the unigram plateau (held-out 3.758 against its 3.752); a pilot of that run with
+#   1,500 updates ended at 3.746, so a longer schedule is not what it lacks.
 # - Takase & Kiyono on "addition" (operands of 1-3 digits, the sum's digits in order): the copy
 #   family saturates (reverse of up to 20 letters, sort of up to 16: exact match 1.00 by 600 steps
 #   at H = 64) and the pointer task stayed at chance. Addition is graded and needs depth: Vanilla
