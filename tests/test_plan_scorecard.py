@@ -50,7 +50,12 @@ def test_a_ledger_that_leaves_the_plan_is_named():
         "x.a_vs_b: planned as primary, missing from the ledger (or not primary there)"]
     assert plan.disagreements(p, [claim(primary=False)]) == [
         "x.a_vs_b: planned as primary, missing from the ledger (or not primary there)"]
-    assert plan.disagreements(p, [claim(seeds=(4, 5, 6, 7))]) == ["x.a_vs_b: seeds [4, 5, 6, 7] (planned [0, 1, 2, 3])"]
+    assert plan.disagreements(p, [claim(seeds=(4, 5, 6, 7))]) == [
+        "x.a_vs_b: seeds [4, 5, 6, 7] (planned [0, 1, 2, 3]; a seed left out by a gate must be named)"]
+    fewer = claim(a=(1.0, 1.1, 1.2), b=(2.0, 2.2, 2.1), seeds=(0, 1, 2))
+    assert plan.disagreements(p, [fewer]) == [
+        "x.a_vs_b: seeds [0, 1, 2] (planned [0, 1, 2, 3]; a seed left out by a gate must be named)"]
+    assert plan.disagreements(p, [{**fewer, "what": "Loss, A against B (seed 3 left out: B stayed on the plateau)"}]) == []
     moved = copy.deepcopy(p)
     moved["experiments"]["x"]["primary"][0]["arm_b"] = "C"
     assert plan.disagreements(moved, [claim()]) == ["x.a_vs_b: arm_b 'B' (planned 'C')"]

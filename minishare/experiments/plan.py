@@ -50,7 +50,8 @@ def problems(plan):
 def disagreements(plan, claims):
     """Where a ledger's claims (``claims.finish`` records) differ from the plan: a primary
     comparison the plan lacks or names otherwise, one it plans that the ledger lacks or does not
-    make primary, other seeds. An experiment with no claim in the ledger has not run (``--only``)
+    make primary, seeds other than the planned ones (fewer only where the comparison's words name
+    the seeds a gate left out). An experiment with no claim in the ledger has not run (``--only``)
     and is not asked for."""
     ran = {c["experiment"] for c in claims}
     want, out = {cid: p for cid, p in planned(plan).items() if p["experiment"] in ran}, []
@@ -63,8 +64,9 @@ def disagreements(plan, claims):
             out.append(f"{cid}: planned as primary, missing from the ledger (or not primary there)")
             continue
         changed = [f"{k} {c[k]!r} (planned {p[k]!r})" for k in FIELDS if c[k] != p[k]]
-        if c["seeds"] != plan["experiments"][p["experiment"]]["evaluation_seeds"]:
-            changed.append(f"seeds {c['seeds']} (planned {plan['experiments'][p['experiment']]['evaluation_seeds']})")
+        planned_seeds = plan["experiments"][p["experiment"]]["evaluation_seeds"]
+        if not set(c["seeds"]) <= set(planned_seeds) or (c["seeds"] != planned_seeds and "left out" not in c["what"]):
+            changed.append(f"seeds {c['seeds']} (planned {planned_seeds}; a seed left out by a gate must be named)")
         if changed:
             out.append(f"{cid}: " + ", ".join(changed))
     return out
