@@ -36,14 +36,41 @@ def test_no_seed_named_when_every_seed_learned():
 def test_a_fixed_point_reached_only_by_a_seed_that_did_not_learn_is_called_the_plateau_s():
     # seed 2 collapses at layer 2 (0.005 < 1% of 1.0) and sits on the plateau; seed 1 learned, no collapse
     r = _result(shared=_model([2.0, 3.99], [4.0, 4.0], [[1.0, 0.5, 0.4], [1.0, 0.005, 0.001]]))
-    line = exp_layerwise.observations(r)[-1]
+    line = _collapse_line(r)
     assert "none, layer 2" in line and "collapse is the plateau's" in line
 
 
 def test_a_fixed_point_of_a_seed_that_learned_is_not_blamed_on_the_plateau():
     r = _result(shared=_model([2.0, 2.5], [4.0, 4.0], [[1.0, 0.5, 0.4], [1.0, 0.005, 0.001]]))
-    line = exp_layerwise.observations(r)[-1]
+    line = _collapse_line(r)
     assert "layer 2" in line and "plateau" not in line
+
+
+def _collapse_line(r):
+    return next(n for n in exp_layerwise.observations(r) if "first layer whose L2" in n)
+
+
+def test_turns_counts_the_changes_of_direction():
+    assert exp_layerwise.turns([9.0, 5.0, 4.0, 3.0, 2.0]) == 0          # falls steadily (layer 1 left out)
+    assert exp_layerwise.turns([9.0, 1.0, 2.0, 1.0, 2.0]) == 1          # up, down, up: turns at both steps
+    assert exp_layerwise.turns([9.0, 1.0, 2.0, 3.0, 2.0]) == 0.5        # up, up, down: one turn of two
+
+
+def test_relative_roughness_divides_by_the_curve_s_level():
+    # steps after layer 1: |2 - 4| = 2 and |4 - 2| = 2, mean 2; level (4 + 2 + 4) / 3
+    assert exp_layerwise.relative_roughness([100.0, 4.0, 2.0, 4.0]) == pytest.approx(2 / (10 / 3))
+
+
+def test_a_seed_that_did_not_learn_is_left_out_of_the_pairs_and_named():
+    models = {"ALBERT-style": _model([2.0, 3.99, 2.0], [4.0, 4.0, 4.0], [[1.0, 0.5, 0.4]] * 3),
+              "BERT-style": _model([2.0, 2.0, 2.0], [4.0, 4.0, 4.0], [[1.0, 0.9, 0.2]] * 3)}
+    kept, dropped = exp_layerwise.kept_seeds(models, "ALBERT-style", [7, 8, 9])
+    assert kept == [7, 9] and dropped == [(8, "ALBERT-style")]
+    found = exp_layerwise.claims(_result(**models), [7, 8, 9])
+    assert {c["id"]: c["seeds"] for c in found} == {"layerwise.l2": [7, 9], "layerwise.l2.relative": [7, 9],
+                                                    "layerwise.cosine_degrees": [7, 9],
+                                                    "layerwise.cosine_degrees.relative": [7, 9]}
+    assert all("seed 8 left out: ALBERT-style stayed on the unigram plateau" in c["what"] for c in found)
 
 
 def test_the_first_point_reading_follows_the_fraction_it_prints():

@@ -107,6 +107,21 @@ def roughness(curve):
     return sum(abs(b - a) for a, b in zip(rest, rest[1:])) / max(1, len(rest) - 1)
 
 
+def relative_roughness(curve):
+    """``roughness`` over the curve's own level (the mean of its values from layer 2 on): a curve
+    that sits higher changes more in absolute terms for the same shape, so the two readings are
+    given side by side."""
+    rest = curve[1:]
+    return roughness(curve) / (sum(abs(v) for v in rest) / len(rest))
+
+
+def turns(curve):
+    """The statistic behind "oscillate": the fraction of successive steps of the curve (layer 2 on)
+    at which it changes direction. 0 for a curve that only falls (or only rises), 1 for a zigzag."""
+    steps = [b - a for a, b in zip(curve[1:], curve[2:])]
+    return sum(x * y < 0 for x, y in zip(steps, steps[1:])) / max(1, len(steps) - 1)
+
+
 COLLAPSE = 0.01     # a layer "barely moves" its input when its L2 distance is under 1% of layer 1's
 
 
@@ -202,6 +217,11 @@ def observations(result):
                         "where one is named, the layers after it barely change their input."
                         + (" Every seed that reaches one did not learn (its held-out loss is at the unigram's): "
                            "that collapse is the plateau's, not a trained shared stack's." if plateau else "")))
+    for style, r in result["models"].items():
+        per_seed = [turns(curve) for curve in r["trained"]["l2"]]
+        notes.append(f"{style} (trained): the L2 curve changes direction at {stats.fmt(stats.spread(per_seed), 2)} of "
+                     "its layer-to-layer steps (0: it only falls or only rises; 1: a zigzag), the statistic this "
+                     "book reads the paper's \"oscillate rather than converge\" with.")
     return notes
 
 
@@ -212,28 +232,51 @@ def baselines(result, settings):
     return [ledger.baseline("layerwise", "eval_mlm_loss", "unigram", sum(unigram) / len(unigram))] if unigram else []
 
 
-def _learned_gate(models, style):
+def _learned_gate(models, style, index):
     """Roughness has no baseline of its own: a pair of curves is compared only where both models
-    beat the unigram MLM loss (``claims.compare``'s gate)."""
+    beat the unigram MLM loss on average over the kept seeds (``claims.compare``'s gate)."""
     if "mlm_loss" not in models[style]:
         return None
     return {"metric": "eval_mlm_loss", "what": "held-out MLM loss", "better": "lower",
-            "a": models[style]["mlm_loss"], "b": models["BERT-style"]["mlm_loss"]}
+            "a": [models[style]["mlm_loss"][i] for i in index], "b": [models["BERT-style"]["mlm_loss"][i] for i in index]}
+
+
+def kept_seeds(models, style, seeds):
+    """The per-seed gate of Figure 1's comparisons: the seeds at which both ``style`` and
+    BERT-style left their own unigram plateau (``behind``); a seed that did not learn has no
+    Figure 1 to compare. Returns (kept seeds, [(seed, who stayed behind)])."""
+    a, b = behind(models[style]), behind(models["BERT-style"])
+    if not a or not b:
+        return list(seeds), []
+    dropped = [(s, " and ".join(n for n, stuck in ((style, x), ("BERT-style", y)) if stuck))
+               for s, x, y in zip(seeds, a, b) if x or y]
+    return [s for s, x, y in zip(seeds, a, b) if not (x or y)], dropped
 
 
 def claims(result, seeds):
     """Figure 1's "smoother": the mean layer-to-layer change of each trained curve, ALBERT-style
-    (all-shared) against BERT-style (not-shared), paired by seed (primary); and the same for the
-    all-shared model at E = H, sharing apart from E (secondary). Compared only where both models
-    learned (beat the unigram MLM loss)."""
+    (all-shared) against BERT-style (not-shared), paired by seed (primary); the same over the
+    curve's own level, and for the all-shared model at E = H, sharing apart from E (secondary).
+    Only seeds at which both models learned are paired (``kept_seeds``); the others are named in
+    the comparison's words."""
     models = result["models"]
     against = [("ALBERT-style", "", True)] + \
         ([("all-shared, E = H", ".same_E", False)] if "all-shared, E = H" in models else [])
-    return [ledger.compare(f"layerwise.{key}{suffix}", "layerwise", f"Layer-to-layer change of the {what} (trained), "
-                           f"{style} against BERT-style", f"roughness_{key}", "lower", style,
-                           "BERT-style", seeds, [roughness(c) for c in models[style]["trained"][key]],
-                           [roughness(c) for c in models["BERT-style"]["trained"][key]],
-                           f"ALBERT-large's {what} is smoother than BERT-large's (Lan et al., 2019, Figure 1)",
-                           primary, digits=2, gate=_learned_gate(models, style))
-            for style, suffix, primary in against
-            for key, what in (("l2", "L2 distance"), ("cosine_degrees", "angle (degrees)"))]
+    out = []
+    for style, suffix, primary in against:
+        kept, dropped = kept_seeds(models, style, seeds)
+        index = [list(seeds).index(s) for s in kept]
+        note = "" if not dropped else " (" + "; ".join(f"seed {s} left out: {who} stayed on the unigram plateau"
+                                                      for s, who in dropped) + ")"
+        for key, what in (("l2", "L2 distance"), ("cosine_degrees", "angle (degrees)")):
+            for measure, label, tag, main in ((roughness, "change", "", primary),
+                                              (relative_roughness, "change over its level", ".relative", False)):
+                a = [measure(models[style]["trained"][key][i]) for i in index]
+                b = [measure(models["BERT-style"]["trained"][key][i]) for i in index]
+                out.append(ledger.compare(
+                    f"layerwise.{key}{suffix}{tag}", "layerwise",
+                    f"Layer-to-layer {label} of the {what} (trained), {style} against BERT-style{note}",
+                    f"{'relative_' if tag else ''}roughness_{key}", "lower", style, "BERT-style", kept, a, b,
+                    f"ALBERT-large's {what} is smoother than BERT-large's (Lan et al., 2019, Figure 1)",
+                    main, digits=2, gate=_learned_gate(models, style, index)))
+    return out

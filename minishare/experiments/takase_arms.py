@@ -286,17 +286,20 @@ def _paper(a, b):
             f"{b['method']} (M/N = {pb[0]}) {pb[1]:.2f} at speed {pb[2]:.2f}")
 
 
-def method_claims(experiment, result, seeds, metric, what, digits=3, paper=True, better="lower"):
+def method_claims(experiment, result, seeds, metric, what, digits=3, paper=True, better="lower", primary=True,
+                  suffix=""):
     """The comparisons of Takase & Kiyono's methods on held-out ``metric`` (``better``: "lower" or
     "higher"), per LN position: each strategy at N = 2n against Vanilla (equal parameters: primary), Universal
     against Vanilla, each strategy at N = 3n against Universal (efficiency: primary), and, where
-    the result has them, each equal-compute run against Vanilla's."""
-    out = []
+    the result has them, each equal-compute run against Vanilla's. ``primary=False`` makes every
+    one secondary (a metric read beside the primary one); ``suffix`` ends their ids."""
+    out, main = [], primary
     for norm, methods in result["settings"].items():
         def claim(a, b, kind, primary, at=None):
             x, y = (methods[k] if at is None else methods[k][at] for k in (a, b))
+            primary = primary and main
             return ledger.compare(
-                f"{experiment}.{norm}ln.{a}_vs_{b}{'' if at is None else '.' + at}", experiment,
+                f"{experiment}.{norm}ln.{a}_vs_{b}{'' if at is None else '.' + at}{suffix}", experiment,
                 f"{what}, {LN[norm]}, {kind}", metric, better, arm_name(methods[a], norm),
                 arm_name(methods[b], norm), seeds, x[metric]["values"], y[metric]["values"],
                 _paper(methods[a], methods[b]) if paper and at is None else None, primary, digits)
