@@ -36,6 +36,10 @@ def test_a_registered_experiment_runs_through_reproduce(toy, tmp_path, monkeypat
     saved = json.loads((tmp_path / "toy" / "result.json").read_text())
     assert saved["settings"]["toy_steps"] == 3 and "pretrain_steps" not in saved["settings"]
 
+    said = {c["id"]: c["statement"] for c in ledger["claims"]}.__getitem__
+    (table,) = toy.book_tables(saved["result"], saved["settings"], said).values()
+    assert said("toy.two_vs_one") in table and "over seeds 0, 1" in table and "| the one-layer arm's loss | – |" in table
+
     def must_not_run(*args, **kwargs):
         raise AssertionError("a cached experiment ran again")
     monkeypatch.setattr(toy_experiment, "run", must_not_run)
@@ -44,9 +48,11 @@ def test_a_registered_experiment_runs_through_reproduce(toy, tmp_path, monkeypat
 
 
 def test_no_file_of_the_framework_names_the_toy():
-    """Adding the experiment touched its own file and its test, nothing else."""
-    found = subprocess.run(["git", "grep", "-l", "toy_experiment", "--", "minishare", "book", "notebooks"],
-                           cwd=ROOT, capture_output=True, text=True).stdout.split()
+    """Adding the experiment touched its own file and its test, nothing else: no code of the package,
+    the book's build or the notebooks imports it or names it (the docs may point to it as a template)."""
+    found = subprocess.run(["git", "grep", "-n", "-e", "import toy_experiment", "-e", '"toy"', "--",
+                            "minishare", "book/_ext", "book/conf.py", "notebooks"],
+                           cwd=ROOT, capture_output=True, text=True).stdout.splitlines()
     assert found == []
 
 
@@ -62,3 +68,9 @@ def test_an_experiment_that_reads_an_undeclared_field_is_stopped(toy, tmp_path, 
     monkeypatch.setattr(toy_experiment, "_request", lambda settings, layers, seed: settings.pretrain_steps)
     with pytest.raises(ValueError, match="'toy' reads settings.pretrain_steps"):
         reproduce.run(str(tmp_path), quick=True, only=["toy"], progress=False)
+
+
+def test_book_tables_must_be_the_ones_declared(toy, monkeypatch):
+    monkeypatch.setattr(toy_experiment, "book_tables", lambda result, settings, said: {"other": ""})
+    with pytest.raises(ValueError, match=r"book_tables wrote \['other'\], BOOK_TABLES names \['toy'\]"):
+        registry.get("toy").book_tables({}, {}, str)

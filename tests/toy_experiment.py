@@ -8,7 +8,7 @@ one after a few updates? Two arms, paired by seed, one claim, a no-model baselin
 import math
 
 from minishare.analysis.figure_style import new_figure, save_figure
-from minishare.experiments import claims as ledger, stats
+from minishare.experiments import book_cells as cells, claims as ledger, stats
 from minishare.experiments.runs import cached_run
 from minishare.run.build import make_task
 
@@ -18,6 +18,7 @@ ORDER = 1000                  # after the package's own
 READS = ()                    # it reads no shared field of Settings ...
 TIERS = {"quick": {"toy_steps": 3}, "full": {"toy_steps": 30}, "long": {"toy_steps": 300}}   # ... only its own
 ARMS = {"one layer": 1, "two layers": 2}
+BOOK_TABLES = ("toy",)        # the table its chapter would include
 
 
 def _request(settings, layers, seed):
@@ -62,3 +63,9 @@ def claims(result, seeds):
 def baselines(result, settings):
     _, V = make_task("copy", 0, 1, 1)
     return [ledger.baseline(NAME, "eval_loss", "uniform over the vocabulary", math.log(V))]
+
+
+def book_tables(result, settings, said):
+    rows = [("depth helps on the copy task", "a claim of no paper", lambda r: said("toy.two_vs_one")),
+            ("the one-layer arm's loss", "–", lambda r: cells.num(stats.spread(cells.get(r, "losses", "one layer"))))]
+    return {"toy": cells.claims_table(NAME, rows, result, settings)}

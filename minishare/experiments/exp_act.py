@@ -9,7 +9,7 @@ import numpy   # host-side summaries of the measured ponder times
 from minishare.analysis import act as act_analysis, act_figure
 from minishare.analysis.figure_style import save_figure
 from minishare.data import seq2seq
-from minishare.experiments import claims as ledger, stats
+from minishare.experiments import book_cells as cells, claims as ledger, stats
 from minishare.experiments.runs import cached_run
 
 NAME = "act"
@@ -160,4 +160,24 @@ def claims(result, seeds):
                        "against positions that predict a symbol", "ponder_time", "higher", "`<eos>` positions",
                        "symbol positions", seeds, values(("ponder", "decoder", "mean_at_eos")),
                        values(("ponder", "decoder", "mean_before_eos")), paper, True, says="ponders longer"),
+    ]
+
+
+# --- the book's table ---------------------------------------------------------------------------------
+BOOK_TABLES = ("act",)
+
+
+def book_tables(result, settings, said):
+    """The chapter's table: what the papers report against what this run measured."""
+    return {"act": cells.claims_table(NAME, _book_rows(settings, said), result, settings)}
+
+
+def _book_rows(settings, said):
+    def mean(stack):
+        return lambda r: cells.num(stats.spread([cells.get(s, "ponder", stack, "mean") for s in cells.get(r, "seeds").values()]), 2)
+    return [
+        ("ACT spends more steps on some positions than on others",
+         "ponder time varies by position and token (Dehghani et al., 2018)",
+         lambda r: "encoder " + mean("encoder")(r) + " steps per token, decoder " + mean("decoder")(r)
+                   + f", of at most {cells.get(r, 'max_steps')}"),
     ]

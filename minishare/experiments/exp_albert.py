@@ -4,7 +4,7 @@ several seeds: loss against step. The arms (``albert_arms``) are the ones the ot
 experiments train too: a run two experiments need trains once."""
 from minishare.analysis import training_figures
 from minishare.analysis.figure_style import save_figure
-from minishare.experiments import claims as ledger, stats
+from minishare.experiments import book_cells as cells, claims as ledger, stats
 from minishare.experiments.albert_arms import VARIANTS, no_model_baselines, seed_requests, seed_runs, summarize
 
 NAME = "albert_sharing"
@@ -85,3 +85,31 @@ def claims(result, seeds):
 
 def baselines(result, settings):
     return no_model_baselines("albert_sharing", [r["final"] for r in result.values()])
+
+
+# --- the book's table ---------------------------------------------------------------------------------
+BOOK_TABLES = ("albert_sharing",)
+
+
+def book_tables(result, settings, said):
+    """The chapter's table: what the papers report against what this run measured."""
+    return {"albert_sharing": cells.claims_table(NAME, _book_rows(settings, said), result, settings)}
+
+
+def _book_rows(settings, said):
+    return [
+        ("all-shared has far fewer parameters than not-shared",
+         "ALBERT-base: 12M against 89M at E = 128 (Lan et al., 2019, Table 4)",
+         lambda r: f"{cells.get(r, 'all-shared', 'params'):,} against {cells.get(r, 'not-shared', 'params'):,}, "
+                   f"{cells.get(r, 'not-shared', 'params') / cells.get(r, 'all-shared', 'params'):.1f}×"),
+        ("sharing everything costs some accuracy",
+         "all-shared below not-shared on the downstream average (Table 4)",
+         lambda r: said("albert_sharing.all_vs_not")),
+        ("sharing the FFN hurts more than sharing attention",
+         "shared-FFN below shared-attention (Table 4)",
+         lambda r: said("albert_sharing.ffn_vs_attention")),
+        ("a shared model computes as much per step",
+         "sharing saves parameters, not computation (Sec. 4.3)",
+         # timed back to back by the memory experiment: these runs trained side by side in parallel
+         lambda r: said(f"memory.time_train_N{settings['albert']['num_hidden_layers']}")),
+    ]

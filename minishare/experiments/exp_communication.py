@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 
-from minishare.experiments import claims as ledger, stats
+from minishare.experiments import book_cells as cells, claims as ledger, stats
 
 NAME = "communication"
 TITLE = "Communication: what data-parallel training sends per step"
@@ -283,3 +283,46 @@ def _flops_ratio(result):
 
 if __name__ == "__main__":
     _rank_main(sys.argv[1], json.loads(sys.argv[2]))
+
+
+# --- the book's table ---------------------------------------------------------------------------------
+BOOK_TABLES = ("communication",)
+
+
+def book_tables(result, settings, said):
+    """Chapter 12's tables: the bytes counted at ALBERT-base's shape and the step timed on 2 ranks."""
+    return {"communication": _book_table(result, settings)}
+
+
+def _book_table(result, settings):
+    """The Allreduce bytes of ALBERT's four variants at the ALBERT-base shape (counted) and the
+    step timed on 2 ranks (compute against Allreduce, over rounds)."""
+    counted, ring = result.get("counted", {}), result.get("ring_bytes", {})
+    Ks = result.get("ranks", [])
+    mb = lambda n: f"{n / 1e6:,.1f}"
+    rows = [(name, cells.cell(lambda r=r: f"{cells.get(r, 'parameters'):,}"), cells.cell(lambda r=r: mb(cells.get(r, "bytes"))),
+             cells.cell(lambda r=r: f"{cells.get(r, 'bytes') / cells.get(counted, 'not-shared', 'bytes'):.3f}"),
+             *[cells.cell(lambda name=name, K=K: mb(cells.get(ring, name, str(K)))) for K in Ks])
+            for name, r in counted.items()]
+    text = cells.markdown_table(("variant", "distinct parameters", "gradient MB per step", "vs not-shared",
+                           *[f"MB sent per rank, K = {K}" for K in Ks]), rows)
+    text += ("\n\nCounted at the ALBERT-base shape (V = 30,000, E = 128, H = 768, N = 12) for the "
+             "pre-training model with its heads, each distinct tensor once, float32; a ring Allreduce "
+             "sends 2 (K − 1) / K of the buffer from each rank. MB = 10^6 bytes.\n")
+    timed = result.get("timed")
+    if not timed:
+        why = result.get("timed_missing", "no timing in this result")
+        return text + f"\nThe timed step is not in this run: {why}.\n\n" + cells.source_line("communication", {**settings, "seeds": None}) + "\n"
+    model = result.get("timing_model", {})
+    times = timed.get("times", {})
+    rows = [(name, cells.cell(lambda name=name: f"{cells.get(timed, 'buffer_bytes', name):,}"),
+             cells.cell(lambda name=name: cells.num(stats.spread(cells.get(times, name, "compute_wall")), 4)),
+             cells.cell(lambda name=name: cells.num(stats.spread(cells.get(times, name, "allreduce_wall")), 5)))
+            for name in times]
+    text += ("\n" + cells.markdown_table(("variant", "buffer bytes", "compute s per step", "Allreduce s per step"), rows)
+             + f"\n\nTimed on {model.get('ranks', '?')} ranks of one machine (albert-tiny shape, N = "
+             f"{model.get('num_hidden_layers', '?')}, global batch {' × '.join(map(str, model.get('batch', [])))}), "
+             f"{model.get('rounds', '?')} rounds, one step of each variant per round: mean ± std (min–max) "
+             "over the rounds. Compute: forward and backward of a rank's share; Allreduce: after a barrier, "
+             "so the wait for the slower rank is not in it.\n\n" + cells.source_line("communication", {**settings, "seeds": None}) + "\n")
+    return text

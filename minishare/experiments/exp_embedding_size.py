@@ -4,7 +4,7 @@ paper (H = 768): not-shared improves as E grows to H; all-shared is best at E = 
 nothing past it. Parameters are counted beside (they grow by V × ΔE + ΔE × H)."""
 from minishare.analysis import training_figures
 from minishare.analysis.figure_style import save_figure
-from minishare.experiments import albert_arms, claims as ledger, stats
+from minishare.experiments import albert_arms, book_cells as cells, claims as ledger, stats
 
 NAME = "embedding_size"
 TITLE = "Held-out loss against the embedding size E (ALBERT Table 3)"
@@ -93,3 +93,28 @@ def claims(result, seeds):
 
 def baselines(result, settings):
     return albert_arms.no_model_baselines("embedding_size", [m["final"] for per_E in result["models"].values() for m in per_E])
+
+
+# --- the book's table ---------------------------------------------------------------------------------
+BOOK_TABLES = ("embedding_size",)
+
+
+def book_tables(result, settings, said):
+    """The chapter's table: what the papers report against what this run measured."""
+    return {"embedding_size": cells.claims_table(NAME, _book_rows(settings, said), result, settings)}
+
+
+def _book_rows(settings, said):
+    def per_E(model):
+        def f(r):
+            return "; ".join(f"E = {E}: {cells.num(cells.get(m, 'final', 'eval_mlm_loss'))}"
+                             for E, m in zip(cells.get(r, "E"), cells.get(r, "models", model)))
+        return f
+    return [
+        ("without sharing, E matters little",
+         "not-shared: 81.3, 81.7, 81.8, 82.3 at E = 64, 128, 256, 768 (Lan et al., 2019, Table 3)",
+         lambda r: "held-out MLM loss, not-shared: " + per_E("not-shared")(r)),
+        ("with sharing, a small E is best",
+         "all-shared: 79.0, 80.1, 79.6, 79.8 at E = 64, 128, 256, 768, best at 128 (Table 3)",
+         lambda r: "held-out MLM loss, all-shared: " + per_E("all-shared")(r)),
+    ]

@@ -9,7 +9,7 @@ import numpy   # host-side synthetic batch
 from minishare import optim, random as ms_random
 from minishare.analysis import flops, flops_figure, memory
 from minishare.analysis.figure_style import save_figure
-from minishare.experiments import stats
+from minishare.experiments import book_cells as cells, stats
 from minishare.models import AlbertConfig, AlbertForPreTraining
 
 NAME = "flops"
@@ -129,3 +129,27 @@ def observations(result):
 
 def _check_rows(result):
     return {r["name"]: r for r in result["check"]}
+
+
+# --- the book's table ---------------------------------------------------------------------------------
+BOOK_TABLES = ("flops",)
+
+
+def book_tables(result, settings, said):
+    """The chapter's table: what the papers report against what this run measured."""
+    return {"flops": cells.claims_table(NAME, _book_rows(settings, said), result, settings)}
+
+
+def _book_rows(settings, said):
+    def row(name, key):
+        def f(r):
+            p = next(p for p in cells.get(r, "presets") if p["name"] == name)
+            return key(p)
+        return f
+    return [
+        ("ALBERT-xxlarge has fewer parameters than BERT-large", "235M against 334M (Table 1)",
+         row("albert-xxlarge", lambda p: f"{p['parameters']:,} counted, {p['params_vs_bert-large']:.2f}× BERT-large")),
+        ("… and computes more per token", "about 3× slower to train (Sec. 4.3)",
+         row("albert-xxlarge", lambda p: f"{p['forward_gflops']:.2f} GFLOPs per token forward, "
+                                         f"{p['flops_vs_bert-large']:.2f}× BERT-large (T = 512)")),
+    ]

@@ -8,7 +8,7 @@ import math
 from minishare import random as ms_random
 from minishare.analysis import layerwise, layerwise_figure
 from minishare.analysis.figure_style import save_figure
-from minishare.experiments import albert_arms, claims as ledger, stats
+from minishare.experiments import albert_arms, book_cells as cells, claims as ledger, stats
 from minishare.run.build import build_model, make_config, make_task
 
 NAME = "layerwise"
@@ -280,3 +280,24 @@ def claims(result, seeds):
                     f"ALBERT-large's {what} is smoother than BERT-large's (Lan et al., 2019, Figure 1)",
                     main, digits=2, gate=_learned_gate(models, style, index)))
     return out
+
+
+# --- the book's table ---------------------------------------------------------------------------------
+BOOK_TABLES = ("layerwise",)
+
+
+def book_tables(result, settings, said):
+    """The chapter's table: what the papers report against what this run measured."""
+    return {"layerwise": cells.claims_table(NAME, _book_rows(settings, said), result, settings)}
+
+
+def _book_rows(settings, said):
+    def rough(key):
+        return lambda r: said(f"layerwise.{key}")
+    return [
+        ("ALBERT's L2 distances are smoother from layer to layer",
+         "smoother for ALBERT-large than for BERT-large (Lan et al., 2019, Figure 1)", rough("l2")),
+        ("ALBERT's angles are smoother from layer to layer (whether they oscillate rather than converge to "
+         "zero, the paper's other words, is not measured here)",
+         "smoother, and oscillating rather than converging to zero (Figure 1)", rough("cosine_degrees")),
+    ]

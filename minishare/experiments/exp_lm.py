@@ -130,3 +130,13 @@ def claims(result, seeds):
                                digits=1)
                 for k in strategies]
     return out
+
+
+# --- the book's table ---------------------------------------------------------------------------------
+BOOK_TABLES = ("lm",)
+
+
+def book_tables(result, settings, said):
+    """The chapter's table: every method beside the paper's row for it."""
+    return {"lm": takase_arms.book_table(NAME, result, settings, "perplexity", paper=False)}
+

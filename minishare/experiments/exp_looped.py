@@ -22,7 +22,7 @@ from minishare.analysis import looped as costs, looped_figure
 from minishare.analysis.figure_style import save_figure
 from minishare.analysis.params import count_parameters
 from minishare.data import PointerForest
-from minishare.experiments import claims as ledger, stats
+from minishare.experiments import book_cells as cells, claims as ledger, stats
 from minishare.models import LoopedConfig, LoopedForTokenClassification
 from minishare.tasks import PointerForestTask
 from minishare.train import TrainConfig, Trainer
@@ -204,3 +204,36 @@ def claims(result, seeds):
 def baselines(result, settings):
     return [ledger.baseline("looped", "accuracy_beyond_training", "a root guessed (the best rule without lookups)",
                             _mean_over(result["chance"], beyond(result)))]
+
+
+# --- the book's table ---------------------------------------------------------------------------------
+BOOK_TABLES = ("looped",)
+
+
+def book_tables(result, settings, said):
+    """The chapter's table: what the papers report against what this run measured."""
+    return {"looped": cells.claims_table(NAME, _book_rows(settings, said), result, settings)}
+
+
+def _book_rows(settings, said):
+    def beyond(arm, r=None):
+        def f(res):
+            rr = None if r is None else r(res)
+            return cells.pct(stats.spread([beyond_accuracy(res, s, arm, rr) for s in cells.get(res, "seeds")]))
+        return f
+
+    def peaks(res):
+        return ", ".join(str(best_r(res, s)[0]) for s in cells.get(res, "seeds"))
+    return [
+        ("accuracy rises with test-time iterations",
+         "recurrent depth: accuracy on reasoning benchmarks rises with test-time iterations (Geiping et al., "
+         "2025); a looped Transformer matches a standard one on in-context linear regression with under "
+         "10% of its parameters (Yang et al., 2023)",
+         lambda res: f"beyond training: {beyond('looped', lambda x: 1)(res)} at r = 1, "
+                     f"{beyond('looped', lambda x: x['mean_iterations'])(res)} at r = r̄ = {res['mean_iterations']}, "
+                     f"{beyond('looped', long_r)(res)} at r = {long_r(res)}"),
+        ("against not-shared models of the same parameters and the same compute", "not reported on this task",
+         lambda res: f"same parameters {beyond(ARMS[1])(res)}, same compute {beyond(ARMS[2])(res)}"),
+        ("where more iterations stop helping", "not reported on this task",
+         lambda res: f"accuracy beyond training peaks at r = {peaks(res)} (per seed)"),
+    ]

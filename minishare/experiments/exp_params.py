@@ -6,6 +6,7 @@ from minishare.analysis import params, params_figures
 from minishare.analysis.figure_style import save_figure
 from minishare.experiments.takase_arms import universal_hidden_size
 from minishare.models import AlbertConfig, TransformerConfig
+from minishare.experiments import book_cells as cells
 
 NAME = "params"
 TITLE = "Parameter counts"
@@ -136,3 +137,28 @@ def report(result, figs):
              "against 61M fits d = 1,024, d_ff = 4,096.", "",
              params.format_table(result["takase"], ["configuration (M/N)", "ours", "paper"]), ""]
     return "\n".join(lines)
+
+
+# --- the book's tables ---------------------------------------------------------------------------------
+BOOK_TABLES = ("params_table1", "params_table34", "params_takase")
+
+
+def book_tables(result, settings, said):
+    """Chapters 3 and 4's counts beside ALBERT's Tables 1, 3 and 4, and chapter 5's beside Takase &
+    Kiyono's: what the paper reports against what this library counts."""
+    counted = cells.source_line(NAME, settings, counted=True)
+    return {"params_table1": _albert_table(result, ("Table 1",), counted),
+            "params_table34": _albert_table(result, ("Table 3", "Table 4"), counted),
+            "params_takase": cells.markdown_table(
+                ("configuration (M/N)", "the paper reports", "we count"),
+                [(r[0], r[2], cells.cell(lambda r=r: cells.num(r[1]))) for r in result.get("takase", [])])
+            + "\n\n" + counted + " Transformer (base) with V = 32,000 (the paper does not print V).\n"}
+
+
+def _albert_table(result, which, counted):
+    rows = [r for r in result.get("albert", []) if r[0] in which]
+    label = (lambda r: f"{r[0]}: {r[1]}") if "Table 3" in which or "Table 4" in which else (lambda r: r[1])
+    return cells.markdown_table(("configuration", "the paper reports", "we count"),
+                                [(label(r), r[3], cells.cell(lambda r=r: cells.num(r[2]))) for r in rows]) + \
+        "\n\n" + counted + " Counted as the reference implementation counts: each shared tensor once, the pooler included.\n"
+

@@ -4,7 +4,7 @@ the training MLM loss at the end of training, for ALBERT's four sharing variants
 runs see the training corpus many times (fresh masks and segments each epoch), so memorizing is
 possible. The training loss is the mean over the last ``eval_every`` steps (the batches the model
 trained on just before the final held-out evaluation)."""
-from minishare.experiments import albert_arms, claims as ledger, stats
+from minishare.experiments import albert_arms, book_cells as cells, claims as ledger, stats
 
 NAME = "regularizer"
 TITLE = "Sharing as a regularizer: the train/held-out gap"
@@ -66,3 +66,19 @@ def claims(result, seeds):
                            m["all-shared"][key]["values"], m["not-shared"][key]["values"], None, key == "gap")
             for key, what in (("gap", "Held-out minus training MLM loss"), ("train", "Training MLM loss"),
                               ("held_out", "Held-out MLM loss"))]
+
+
+# --- the book's table ---------------------------------------------------------------------------------
+BOOK_TABLES = ("regularizer",)
+
+
+def book_tables(result, settings, said):
+    """The chapter's table: what the papers report against what this run measured."""
+    return {"regularizer": cells.claims_table(NAME, _book_rows(settings, said), result, settings)}
+
+
+def _book_rows(settings, said):
+    def gap(v):
+        return lambda r: cells.num(cells.get(r, "models", v, "gap"))
+    return [(f"train/held-out gap, {v}", "not reported", gap(v))
+            for v in ("not-shared", "all-shared", "shared-attention", "shared-ffn")]

@@ -6,7 +6,7 @@ that never reads the sentences scores, so a model's accuracy can be read against
 import math
 
 from minishare.analysis import cues
-from minishare.experiments import albert_arms, claims as ledger, stats
+from minishare.experiments import albert_arms, book_cells as cells, claims as ledger, stats
 from minishare.run.build import make_task
 
 NAME = "sop_nsp"
@@ -116,3 +116,23 @@ def baselines(result, settings):
             values = [c[task][key] for c in result["cues"]]
             out.append(ledger.baseline("sop_nsp", f"eval_{task}_accuracy", name, sum(values) / len(values)))
     return out
+
+
+# --- the book's table ---------------------------------------------------------------------------------
+BOOK_TABLES = ("sop_nsp",)
+
+
+def book_tables(result, settings, said):
+    """The chapter's table: what the papers report against what this run measured."""
+    return {"sop_nsp": cells.claims_table(NAME, _book_rows(settings, said), result, settings)}
+
+
+def _book_rows(settings, said):
+    return [
+        ("a model trained with NSP cannot do SOP", "52.0 % on SOP (chance; Lan et al., 2019, Table 5)",
+         lambda r: cells.pct(cells.get(r, "nsp", "eval_sop_accuracy"))),
+        ("a model trained with SOP does NSP too", "78.9 % on NSP (Table 5)",
+         lambda r: cells.pct(cells.get(r, "sop", "eval_nsp_accuracy"))),
+        ("SOP on SOP", "86.5 % (Table 5)", lambda r: cells.pct(cells.get(r, "sop", "eval_sop_accuracy"))),
+        ("NSP on NSP", "(Table 5; NSP can be told by topic as well as by coherence)", lambda r: cells.pct(cells.get(r, "nsp", "eval_nsp_accuracy"))),
+    ]

@@ -29,8 +29,8 @@ from minishare.data import seq2seq
 from minishare.experiments import claims as ledger, runs, stats
 from minishare.experiments.runs import cached_run
 from minishare.experiments.takase_arms import (
-    COMPUTE_AXIS, EQUAL_COMPUTE_CAPTION, LN, SOLVED, by_compute, by_step, convergence_figures, efficiency_keys,
-    equal_compute_keys, equal_compute_steps, equal_compute_tables, equal_keys, method_claims,
+    COMPUTE_AXIS, EQUAL_COMPUTE_CAPTION, LN, SOLVED, book_table, by_compute, by_step, convergence_figures,
+    efficiency_keys, equal_compute_keys, equal_compute_steps, equal_compute_tables, equal_keys, method_claims,
     method_requests, slug, solved, step_times, summarize, variants)
 from minishare.run.build import make_task
 
@@ -296,3 +296,13 @@ def claims(result, seeds):
     return (method_claims("takase", result, seeds, "loss", "Held-out loss", better="lower", suffix=".loss")
             + method_claims("takase", result, seeds, "exact_match", "Held-out exact match", better="higher",
                             primary=False))
+
+
+# --- the book's table ---------------------------------------------------------------------------------
+BOOK_TABLES = ("takase",)
+
+
+def book_tables(result, settings, said):
+    """The chapter's table: every method beside the paper's row for it."""
+    return {"takase": book_table(NAME, result, settings, "loss")}
+

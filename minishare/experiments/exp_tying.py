@@ -2,7 +2,7 @@
 ``tie_word_embeddings``, Hugging Face's field name) against an untied output layer, with plain
 embeddings (E = H) and factorized ones (E < H), not-shared, over seeds: the parameters tying saves
 (V × E, the output matrix) and the held-out loss at equal steps."""
-from minishare.experiments import albert_arms, claims as ledger, stats
+from minishare.experiments import albert_arms, book_cells as cells, claims as ledger, stats
 from minishare.experiments.common import tokenizer_vocab_size
 
 NAME = "tying"
@@ -81,3 +81,37 @@ def claims(result, seeds):
 
 def baselines(result, settings):
     return albert_arms.no_model_baselines("tying", [m["final"] for m in result["models"].values()])
+
+
+# --- the book's table ---------------------------------------------------------------------------------
+BOOK_TABLES = ("tying",)
+
+
+def book_tables(result, settings, said):
+    """The chapter's table: what the papers report against what this run measured."""
+    return {"tying": cells.claims_table(NAME, _book_rows(settings, said), result, settings)}
+
+
+def _book_rows(settings, said):
+    def pair(kind):
+        def f(r):
+            models = cells.get(r, "models")
+            tied = next(v for k, v in models.items() if k.startswith(kind) and v.get("tied"))
+            untied = next(v for k, v in models.items() if k.startswith(kind) and not v.get("tied"))
+            return tied, untied
+        return f
+
+    def params(kind):
+        return lambda r: (f"{cells.get(pair(kind)(r)[0], 'params'):,} tied against {cells.get(pair(kind)(r)[1], 'params'):,} "
+                          f"untied (saves {cells.get(pair(kind)(r)[1], 'params') - cells.get(pair(kind)(r)[0], 'params'):,})")
+
+    def loss(kind):
+        return lambda r: said(f"tying.{kind}")
+    return [
+        ("tying removes the output matrix", "saves V×H parameters (Press & Wolf, 2017)", params("plain")),
+        ("tying usually lowers perplexity", "lower perplexity on language modelling (Press & Wolf, 2017)",
+         loss("plain")),
+        ("with a factorized embedding the V×E table is tied", "ALBERT's MLM head scores against the V×E table",
+         params("factorized")),
+        ("… and its effect on the loss", "not reported separately", loss("factorized")),
+    ]

@@ -18,6 +18,10 @@ a complete one)::
     def observations(result): ...          # optional: [sentences], facts of one model at a time
     def claims(result, seeds): ...         # optional: [claims.compare(...)], every comparison of arms
     def baselines(result, settings): ...   # optional: [claims.baseline(...)], the no-model rules
+    BOOK_TABLES = ("tying",)               # optional: the tables the book includes ...
+    def book_tables(result, settings, said): ...      # ... {name: Markdown}: what the papers report
+                                           # against what this run measured (``book_cells``; ``said(id)``
+                                           # is the ledger's sentence of a claim)
 
 The settings an experiment gets are a ``View``: the shared fields it declares in ``READS``, its
 own ``TIERS`` fields, ``quick`` and ``seeds``. Reading anything else is an error, so the
@@ -49,6 +53,7 @@ class Experiment:
     reads: tuple
     tiers: dict
     seeds_field: str
+    book_table_names: tuple
     module: types.ModuleType
 
     @classmethod
@@ -64,8 +69,12 @@ class Experiment:
         if set(tiers) != set(TIER_NAMES) or len({frozenset(t) for t in tiers.values()}) != 1:
             raise InvalidValue(f"{where}: TIERS must give the tiers {', '.join(TIER_NAMES)} the same fields, "
                                f"got {({k: sorted(v) for k, v in tiers.items()})}")
+        tables = tuple(getattr(module, "BOOK_TABLES", ()))
+        if bool(tables) != hasattr(module, "book_tables"):
+            raise InvalidValue(f"{where}: BOOK_TABLES and book_tables come together (the names the book includes, "
+                               "and the function that writes them)")
         return cls(module.NAME, module.TITLE, module.ORDER, tuple(module.READS), tiers,
-                   getattr(module, "SEEDS", "seeds"), module)
+                   getattr(module, "SEEDS", "seeds"), tables, module)
 
     def settings(self, settings):
         """The View of ``settings`` (a ``settings.Settings`` tier) this experiment reads."""
@@ -97,6 +106,15 @@ class Experiment:
 
     def baselines(self, result, view):
         return self.module.baselines(result, view) if hasattr(self.module, "baselines") else []
+
+    def book_tables(self, result, saved_settings, said):
+        """{table name: Markdown} for the book, from a committed result and its saved settings;
+        every name of ``BOOK_TABLES``, no other."""
+        tables = self.module.book_tables(result, saved_settings, said) if self.book_table_names else {}
+        if set(tables) != set(self.book_table_names):
+            raise InvalidValue(f"experiment {self.name!r}: book_tables wrote {sorted(tables)}, "
+                               f"BOOK_TABLES names {sorted(self.book_table_names)}")
+        return tables
 
 
 class View:

@@ -6,7 +6,7 @@ convergence figures and tables, and the paired claims between methods."""
 from minishare import optim
 from minishare.analysis import count_parameters, memory, training_figures
 from minishare.analysis.figure_style import save_figure
-from minishare.experiments import claims as ledger, stats
+from minishare.experiments import book_cells as cells, claims as ledger, stats
 from minishare.experiments.runs import cached_run
 from minishare.models import DecoderLM
 from minishare.nn import init
@@ -311,3 +311,58 @@ def method_claims(experiment, result, seeds, metric, what, digits=3, paper=True,
         out += [claim(k, "vanilla", "equal compute, each on its own schedule", False, "equal_compute")
                 for k in equal_compute_keys(methods) if k != "vanilla"]
     return out
+
+
+# --- the book's table ---------------------------------------------------------------------------------
+METRIC_HEADERS = {"loss": "held-out loss (nats per token)", "perplexity": "held-out perplexity (e^loss)"}
+
+
+def paper_row(m):
+    """The paper's row (``PAPER_TABLE``) for one of our methods as text: the same method at the same
+    depth ratio N / M (the Universal Transformer: the paper's one wide layer, whatever N)."""
+    try:
+        key = ("Universal", None) if m["method"] == "Universal" else (m["method"], m["N"] // m["M"])
+    except (KeyError, TypeError, ZeroDivisionError):
+        return None
+    if key not in PAPER_TABLE:
+        return None
+    mn, bleu, speed = PAPER_TABLE[key]
+    return f"M/N = {mn}: {'63M' if key[0] == 'Universal' else '61M'}, speed {speed:.2f}, BLEU {bleu:.2f}"
+
+
+def book_table(experiment, result, settings, metric="loss", paper=True):
+    """One row per method and LN position: the paper's row, parameters, speed, the held-out metric,
+    for the seq2seq task the seeds that solved it, and the same method trained at equal compute."""
+    rows = []
+    for norm, methods in (result.get("settings") or {}).items():
+        for key, m in (methods.items() if isinstance(methods, dict) else ()):
+            if not isinstance(m, dict):
+                continue
+            p = paper_row(m) if paper else None
+            row = [f"{m.get('label', key)}, {norm}-LN", p or "–",
+                   cells.cell(lambda m=m: cells.num(cells.get(m, "params"))),
+                   cells.cell(lambda m=m: f"{cells.get(m, 'speed'):.2f}"),
+                   cells.cell(lambda m=m: cells.num(cells.get(m, metric)))]
+            if metric == "loss":
+                row.append(cells.cell(lambda m=m: solved(cells.get(m, "exact_match"))))
+            row.append(cells.cell(lambda m=m: f"{cells.num(cells.get(m, 'equal_compute', metric))} "
+                                              f"({cells.get(m, 'equal_compute', 'steps')} updates)"))
+            rows.append(row)
+    if not rows:
+        return (f"*This run's `{experiment}` result has no per-method table the book can read.*\n\n"
+                + cells.source_line(experiment, settings) + "\n")
+    header = ["configuration", "the paper reports (WMT En-De)" if paper else "the paper reports",
+              "parameters", "speed vs Vanilla", METRIC_HEADERS[metric]]
+    if metric == "loss":
+        header.append(f"seeds solved (exact match ≥ {SOLVED:.0%})")
+    header.append(f"{METRIC_HEADERS[metric]} at Vanilla's compute")
+    note = (" The paper's row is the same method at the same depth ratio N / M, from Takase & Kiyono's "
+            "arXiv version (2104.06022, 2021), Table 1: its speed is training speed relative to Vanilla "
+            "and its BLEU the average over newstest2010-2016." if paper else
+            " Takase & Kiyono's language-modelling runs (WikiText-103) are far larger than this one; their "
+            "numbers are not set beside these.")
+    note += (" The last column is the method trained on its own full schedule for as many updates as cost "
+             "Vanilla's compute (counted multiply-accumulates per token), not a reading in the middle of "
+             "a longer run.")
+    return cells.markdown_table(header, rows) + "\n\n" + cells.source_line(experiment, settings) + note + "\n"
+
