@@ -19,7 +19,8 @@ from minishare.analysis import mor as costs
 from minishare.errors import InvalidValue
 from minishare.gradcheck import gradcheck
 from minishare.models import RecursionConfig, RecursiveForTokenClassification
-from minishare.nn.mor import MixtureOfRecursions, capacity_tokens, check_capacities, top_k_positions
+from minishare.nn.mor import (MixtureOfRecursions, auxiliary_loss, capacity_tokens, check_capacities,
+                              top_k_positions)
 from conftest import const, host, leaf, randn
 
 
@@ -85,8 +86,8 @@ def test_capacities_that_cannot_be_routed_are_refused(capacities):
 
 
 # ==================================================================== a routing worked out by hand
-def mor_module(capacities, weights, biases, H=1):
-    mor = MixtureOfRecursions(H, capacities).double()
+def mor_module(capacities, weights, biases, H=1, alpha=1.0):
+    mor = MixtureOfRecursions(H, capacities, alpha).double()
     for router, w, b in zip(mor.routers, weights, biases):
         router.weight.data = backend.asarray(np.full((1, H), float(w)))
         router.bias.data = backend.asarray(np.array([float(b)]))
@@ -129,6 +130,52 @@ def test_hand_worked_updates_are_weighted_by_the_router_score():
     expected[top] += g1[top]
     np.testing.assert_array_equal(host(routing.selected[1]), [top])
     np.testing.assert_allclose(host(h)[0, :, 0], expected, atol=1e-12)
+
+
+def test_alpha_scales_the_score_and_the_update():
+    # α = 0.1 and a block that returns 1: H^1 = H^0 + α σ(0) = H^0 + 0.05 for every token of step 0
+    x = np.array([[[0.5], [-1.0], [2.0], [0.0]]])
+    mor = mor_module((1,), [0], [0], alpha=0.1)
+    h, routing = mor(leaf(x), lambda r, s: s * 0.0 + 1.0)
+    np.testing.assert_allclose(host(routing.scores[0]), [[0.05] * 4], atol=1e-12)
+    np.testing.assert_allclose(host(h)[0, :, 0], x[0, :, 0] + 0.05, atol=1e-12)
+
+
+def test_the_auxiliary_loss_is_the_binary_cross_entropy_of_the_choice():
+    # one step over T = 4 with router logits z = h (weight 1, bias 0), capacity 1/2: tokens 0 and 2
+    # have the top scores, so the targets are 1, 0, 1, 0; by hand: mean of -log σ(z) or -log(1 − σ(z))
+    z = np.array([1.5, -0.5, 0.7, 0.2])
+    mor = mor_module((0.5,), [1], [0])
+    _, routing = mor(leaf(z.reshape(1, 4, 1)), lambda r, s: s * 0.0)
+    np.testing.assert_array_equal(host(routing.chosen[0]), [[1, 0, 1, 0]])
+    sigma = 1 / (1 + np.exp(-z))
+    by_hand = -np.mean(np.log(np.where([1, 0, 1, 0], sigma, 1 - sigma)))
+    assert float(host(auxiliary_loss(routing).data)) == pytest.approx(by_hand, rel=1e-12)
+
+
+def test_the_auxiliary_loss_passes_finite_differences():
+    H, T, capacities = 3, 6, (1, 0.5)
+    rng = np.random.default_rng(5)
+    mor = MixtureOfRecursions(H, capacities, alpha=0.5).double()
+    for router in mor.routers:
+        router.weight.data = backend.asarray(rng.standard_normal((1, H)))
+    x, W = leaf(rng.standard_normal((2, T, H))), leaf(0.5 * rng.standard_normal((H, H)))
+    _, routing = mor(x, lambda r, s: F.tanh(s @ W))
+    assert score_margin(routing, capacities, T) > 1e-3
+
+    def run(x, W, *router_weights):
+        return auxiliary_loss(mor(x, lambda r, s: F.tanh(s @ W))[1])
+    assert gradcheck(run, x, W, *[r.weight for r in mor.routers])
+
+
+def test_the_model_adds_the_weighted_auxiliary_loss():
+    batch = forest_batch()
+    plain = RecursiveForTokenClassification(tiny("expert-choice", (1, 0.5, 0.25)))
+    weighted = RecursiveForTokenClassification(tiny("expert-choice", (1, 0.5, 0.25), router_aux_loss_weight=0.3))
+    weighted.load_state_dict(plain.state_dict())
+    a, b = plain(batch["input_ids"], labels=batch["labels"]), weighted(batch["input_ids"], labels=batch["labels"])
+    extra = float(host(auxiliary_loss(b.routing).data))
+    assert float(host(b.loss.data)) == pytest.approx(float(host(a.loss.data)) + 0.3 * extra, rel=1e-5)
 
 
 def score_margin(routing, capacities, T):
@@ -188,7 +235,10 @@ def test_each_depth_rule_trains_and_reports_its_passes(routing, capacities):
 
 @pytest.mark.parametrize("fields", [dict(routing="expert-choice"), dict(routing="expert-choice", capacities=(1, 0.5)),
                                     dict(routing="act", capacities=(1, 1, 1)), dict(routing="deep"),
-                                    dict(routing="none", act_epsilon=1.5)])
+                                    dict(routing="none", act_epsilon=1.5),
+                                    dict(routing="expert-choice", capacities=(1, 0.5, 0.25), router_alpha=0),
+                                    dict(routing="expert-choice", capacities=(1, 0.5, 0.25), router_alpha=1.5),
+                                    dict(routing="expert-choice", capacities=(1, 0.5, 0.25), router_aux_loss_weight=-1)])
 def test_a_configuration_that_cannot_route_is_refused(fields):
     with pytest.raises(InvalidValue):
         tiny(**{"capacities": None, **fields})

@@ -15,7 +15,8 @@ The depth rules, f the same block in all three::
     "none"           H^{r+1} = f(H^r), r = 1 .. N_r, every token
     "act"            at most N_r steps s_{n+1} = f(s_n), each token halting on its own, output the
                      halting-weighted mix Σ w_n s_n; loss + τ · mean ponder time (``nn.act``)
-    "expert-choice"  H^{r+1} = H^r + g f(H^r) for the top ⌊c_r T⌋ tokens of step r (``nn.mor``)
+    "expert-choice"  H^{r+1} = H^r + g f(H^r) for the top ⌊c_r T⌋ tokens of step r, g = α σ(θ_r·H^r)
+                     (``nn.mor``); loss + λ · the router's auxiliary loss where λ > 0
 """
 import dataclasses
 
@@ -29,7 +30,7 @@ from minishare.nn.attention import check_heads
 from minishare.nn.container import ModuleList
 from minishare.nn.layers import Embedding, LayerNorm, Linear
 from minishare.nn.module import Module
-from minishare.nn.mor import MixtureOfRecursions, check_capacities
+from minishare.nn.mor import MixtureOfRecursions, auxiliary_loss, check_alpha, check_capacities
 from minishare.nn.transformer import check_activation, encoder
 from minishare.sharing import Plan
 from minishare.tensor import Tensor
@@ -42,8 +43,10 @@ class RecursionConfig:
     """V = ``vocab_size`` ids per field, F = ``num_fields``, ``num_labels`` classes per token;
     N_r = ``num_recursions`` passes at most through the shared layer; ``routing`` one of
     ``ROUTINGS``. Expert-choice needs ``capacities`` (c_1 ≥ ... ≥ c_{N_r}, one per step), the
-    others must leave it None; ACT halts at 1 − ``act_epsilon`` and adds ``act_loss_weight`` (τ)
-    times the mean ponder time to the loss."""
+    others must leave it None, and it scales the router score by ``router_alpha`` (α) and adds
+    ``router_aux_loss_weight`` (λ) times the router's auxiliary loss (``nn.mor.auxiliary_loss``) to
+    the loss; ACT halts at 1 − ``act_epsilon`` and adds ``act_loss_weight`` (τ) times the mean
+    ponder time to the loss."""
     vocab_size: int = 32
     num_fields: int = 2
     num_labels: int = 32
@@ -59,6 +62,8 @@ class RecursionConfig:
     capacities: object = None
     act_epsilon: float = 0.01
     act_loss_weight: float = 0.01
+    router_alpha: float = 1.0
+    router_aux_loss_weight: float = 0.0
 
     def __post_init__(self):
         name = type(self).__name__
@@ -78,7 +83,8 @@ class RecursionConfig:
         elif self.capacities is not None:
             raise InvalidValue(f"{name}.capacities belong to routing='expert-choice', not {self.routing!r}")
         check_epsilon(self.act_epsilon, f"{name}.act_epsilon")
-        for field in ("layer_norm_eps", "act_loss_weight", "initializer_range"):
+        check_alpha(self.router_alpha, f"{name}.router_alpha")
+        for field in ("layer_norm_eps", "act_loss_weight", "initializer_range", "router_aux_loss_weight"):
             safeio.number(getattr(self, field), f"{name}.{field}", "be a finite number >= 0", lambda v: v >= 0)
 
     def to_dict(self):
@@ -106,7 +112,8 @@ class RecursiveForTokenClassification(Module):
         self.prelude = stack(c.num_prelude_layers) if c.num_prelude_layers else None
         self.block = stack(1)                                                  # f, the shared layer
         self.act = AdaptiveComputationTime(c.hidden_size, c.act_epsilon) if c.routing == "act" else None
-        self.mor = MixtureOfRecursions(c.hidden_size, c.capacities) if c.routing == "expert-choice" else None
+        self.mor = MixtureOfRecursions(c.hidden_size, c.capacities, c.router_alpha) \
+            if c.routing == "expert-choice" else None
         self.final_norm = LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
         self.classifier = Linear(c.hidden_size, c.num_labels)
         bert_init_(self, std=c.initializer_range)
@@ -139,5 +146,7 @@ class RecursiveForTokenClassification(Module):
             loss = F.cross_entropy(logits.reshape(-1, c.num_labels), labels.reshape(-1))
             if ponder is not None:
                 loss = loss + c.act_loss_weight * ponder.ponder_time.mean()
+            if routing is not None and c.router_aux_loss_weight > 0:
+                loss = loss + c.router_aux_loss_weight * auxiliary_loss(routing)
         return ModelOutput(logits=logits, loss=loss, passes=passes, routing=routing, ponder=ponder)
 
