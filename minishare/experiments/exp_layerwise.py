@@ -167,7 +167,7 @@ def behind(r):
 
 def first_point_reading(forced):
     """What the first L2 point measures, read off the mean fraction ``forced`` of it that the norm
-    difference |‖h_1‖ − ‖h_0‖| alone forces (the triangle inequality's lower bound)."""
+    difference ``|‖h_1‖ − ‖h_0‖|`` alone forces (the triangle inequality's lower bound)."""
     if forced >= 0.5:
         return (f"So this point is mostly a LayerNorm artifact (the norm difference alone forces {forced:.0%} of "
                 "it: the E-wide embedding projected to H is far shorter than √H), not a learned effect.")
