@@ -86,9 +86,12 @@ def to_relaxed(model, plan, rank, init="average", shared=None, unique_norms=Fals
     relaxed = to_recursive(model, plan, init) if shared is None else _copy(shared)
     trained = dict(_stacks(model))
     for name, stack in _stacks(relaxed):
-        shared_plan = stack.plan
-        stack.replan(Plan.build("not-shared", shared_plan.n_layers), lambda component, position: _relax(
-            stack.set_at(component, position), trained[name].set_at(component, position), rank, unique_norms))
+        original, shared_plan = trained[name], stack.plan
+
+        def relaxed_set(component, position):      # not-shared: set ℓ is position ℓ's
+            return _relax(stack.set_at(component, position), original.set_at(component, position),
+                          rank, unique_norms)
+        stack.replan(Plan.build("not-shared", shared_plan.n_layers), relaxed_set)
         stack.shared_plan = shared_plan
     return relaxed
 
