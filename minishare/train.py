@@ -3,9 +3,10 @@
     trainer = Trainer(model, task, TrainConfig(steps=300, lr=1e-3))
     history = trainer.train()          # a list of dicts, one per step (eval_* keys when evaluated)
 
-Each step: for each of ``grad_accum_steps`` micro-batches, loss / grad_accum_steps is
-back-propagated (gradients add up in ``.grad``); then the global gradient norm is clipped, the
-optimizer steps each distinct parameter once, the schedule advances, gradients are zeroed. Every
+Each step (``Trainer.train_step``): for each of ``grad_accum_steps`` micro-batches,
+loss / grad_accum_steps is back-propagated (gradients add up in ``.grad``); then the global
+gradient norm is clipped, the optimizer steps each distinct parameter once, the schedule advances,
+gradients are zeroed. Every
 ``eval_every`` steps the task evaluates on held-out data. A NaN or infinite loss stops training
 with an error naming the step and the last finite loss, before the optimizer touches the weights;
 so does a non-finite gradient norm. ``train(stop=...)`` ends early, between two steps, when asked:
@@ -111,10 +112,9 @@ class Trainer:
         while self.step < until and not (stop and stop()):
             lr = self.scheduler.get_last_lr()[0]           # the rate this step trains with
             start = time.perf_counter()
-            loss, metrics = self._train_step()
+            loss, metrics = self.train_step()
             step_time = time.perf_counter() - start
             self.elapsed += step_time
-            self.step += 1
             row = {"step": self.step, "loss": loss, "lr": lr,
                    "step_time": step_time, "wall_clock": self.elapsed, **metrics}
             evaluates = self.data_parallel is None or self.data_parallel.rank == 0
@@ -132,26 +132,47 @@ class Trainer:
             bar.close()
         return self.history
 
-    def _train_step(self):
-        """Forward and backward of each micro-batch and the clipping stay on the device; then the
-        step's one host sync reads the losses, metrics, gradient norm and input checks together,
-        and only when they are all good does the optimizer step."""
-        c, dp = self.config, self.data_parallel
-        names, values = [], []              # what to read back, in one transfer
+    def train_step(self):
+        """One update of the weights. Each micro-batch's loss is back-propagated, so a tensor's
+        ``.grad`` sums its gradients over the micro-batches and, when it is shared, over every
+        position that used it (chapter 1's sum rule); the global gradient is clipped; then the
+        optimizer updates each distinct tensor once (``model.parameters()`` yields a shared tensor
+        once, so it has one gradient and one optimizer state). Returns (loss, metrics)."""
+        c = self.config
         # NumPy's floating-point warnings are off: a NaN or inf reaches the loss or the gradient
         # norm, which the step reads and reports itself (naming the step), as it would on a GPU.
         with backend.deferred_checks() as checks, numpy.errstate(all="ignore"):
+            names, values = [], []              # read back together, after the backward passes
             for micro in range(c.grad_accum_steps):
-                index = self.step * c.grad_accum_steps + micro
-                batch = self.task.batch(index)
-                loss, micro_metrics = (self.task.loss(self.model, batch) if dp is None
-                                       else dp.loss(self.task, self.model, batch, index))
-                (loss * (1.0 / c.grad_accum_steps)).backward()
-                names += ["loss", *micro_metrics]
-                values += [loss, *micro_metrics.values()]
-            if dp is not None:      # the global gradient and losses: one Allreduce, before clipping
-                values = dp.all_reduce(self.model.parameters(), values)
+                loss, metrics = self._loss(micro)
+                (loss * (1.0 / c.grad_accum_steps)).backward()        # gradients add up in .grad
+                names += ["loss", *metrics]
+                values += [loss, *metrics.values()]
+            if self.data_parallel is not None:  # the global gradient and losses, before clipping
+                values = self.data_parallel.all_reduce(self.model.parameters(), values)
             grad_norm = clip_grad_norm_(self.model.parameters(), c.max_grad_norm)
+        loss, metrics = self._read_back(names, values, grad_norm, checks)    # stops on NaN or inf
+        self.optimizer.step()             # each distinct tensor once: one gradient, one state
+        self.scheduler.step()
+        self.optimizer.zero_grad()
+        self.step += 1
+        return loss, metrics
+
+    def _loss(self, micro):
+        """The loss and metrics of micro-batch ``micro`` of this step: under data parallelism this
+        rank's share of the batch, weighted so that the ranks' sum is the whole batch's loss."""
+        index = self.step * self.config.grad_accum_steps + micro
+        batch = self.task.batch(index)
+        if self.data_parallel is None:
+            return self.task.loss(self.model, batch)
+        return self.data_parallel.loss(self.task, self.model, batch, index)
+
+    def _read_back(self, names, values, grad_norm, checks):
+        """The step's one host sync: the losses and metrics (``values``, named by ``names``), the
+        gradient norm and the deferred input ``checks`` read together. A failed check raises its
+        error, a NaN or infinite loss or gradient norm stops training, before the optimizer
+        touches the weights. Returns (mean loss, mean metrics with ``grad_norm``)."""
+        c = self.config
         read = _to_host(values + [grad_norm] + [bad for bad, _ in checks])
         for (_, error), bad in zip(checks, read[len(values) + 1:]):
             if bad:
@@ -168,9 +189,6 @@ class Trainer:
         metrics["grad_norm"] = read[len(values)]
         if not math.isfinite(metrics["grad_norm"]):
             self._diverged(f"the gradient norm is {metrics['grad_norm']}")
-        self.optimizer.step()
-        self.scheduler.step()
-        self.optimizer.zero_grad()
         return total, metrics
 
     def _diverged(self, what):

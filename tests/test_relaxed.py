@@ -1,6 +1,9 @@
 """Relaxed Recursive Transformers (Bae et al., 2024) and Basis Sharing (Wang et al., 2024): the
 LoRA op against finite differences and NumPy, the SVD initialization against NumPy's SVD, the
-conversions against the trained model they came from, the counts against hand computation."""
+conversions against the trained model they came from and against models tied and relaxed by hand,
+the counts against hand computation."""
+import copy
+
 import numpy as np
 import pytest
 
@@ -8,13 +11,14 @@ import minishare
 from minishare import functional as F, gradcheck
 from minishare.analysis import count_parameters
 from minishare.errors import InvalidValue
-from minishare.models import DecoderLM, TransformerConfig
+from minishare.models import AlbertConfig, AlbertModel, DecoderLM, EncoderDecoderModel, TransformerConfig
 from minishare.models.recursive import source_layers, to_basis_shared, to_recursive, to_relaxed
 from minishare.nn import Linear, LoRALinear
 from minishare.nn.basis import BasisLinear, basis_sharing, reconstruction_error
 from minishare.nn.lora import lora_from_svd
+from minishare.nn.transformer import encoder
 from minishare.sharing import Plan
-from conftest import host, leaf, randn
+from conftest import SET_NAME, host, leaf, randn
 
 H, I, N, V = 8, 16, 4, 20
 
@@ -148,6 +152,136 @@ def test_recursive_model_counts_one_layer_per_set_and_copies_the_rest():
     np.testing.assert_array_equal(host(recursive.embeddings.word_embeddings.weight),
                                   host(trained.embeddings.word_embeddings.weight))
     assert recursive.embeddings.word_embeddings.weight is not trained.embeddings.word_embeddings.weight
+
+
+# By hand, without the library's conversion: Cycle with M = 2 over N = 4 positions gives position ℓ
+# the set ℓ mod 2, which starts from positions {j, j + 2} ("average"), j·N/M ("stepwise") or j
+# ("lower"); the trained models are not shared, so position ℓ's weights are its own set ℓ.
+BY_HAND = {"average": lambda j: [j, j + 2], "stepwise": lambda j: [2 * j], "lower": lambda j: [j]}
+
+
+def tied_by_hand(state, init):
+    """The state of a not-shared model computing the Cycle M = 2 conversion of ``state`` (a
+    not-shared model's): every set's tensors the mean of the positions ``init`` picks."""
+    tied = {}
+    for name, value in state.items():
+        m = SET_NAME.match(name)
+        if m is None:
+            tied[name] = value
+            continue
+        sources = [state[f"{m['prefix']}{m['component']}_sets.{s}.{m['rest']}"]
+                   for s in BY_HAND[init](int(m["index"]) % 2)]
+        tied[name] = sum(sources) / len(sources)
+    return tied
+
+
+def small(kind):
+    """A not-shared float64 model of N = 4 with random LayerNorms: a decoder-only LM, an
+    encoder-decoder (three components, two stacks) or ALBERT (Post-LN, E < H)."""
+    minishare.manual_seed(5)
+    sizes = dict(vocab_size=V, hidden_size=H, num_attention_heads=2, intermediate_size=I,
+                 num_hidden_layers=N, max_position_embeddings=16)
+    if kind == "lm":
+        model = lm(norms_random=True)
+    elif kind == "seq2seq":
+        model = EncoderDecoderModel(TransformerConfig(**sizes)).double()
+    else:
+        model = AlbertModel(AlbertConfig(**sizes, embedding_size=4, sharing="not-shared")).double()
+    rng = np.random.default_rng(6)
+    for name, p in model.named_parameters():
+        if "LayerNorm" in name:
+            p.data = minishare.backend.asarray(1 + 0.3 * rng.standard_normal(p.shape))
+    return model
+
+
+def outputs(model):
+    if isinstance(model, EncoderDecoderModel):
+        return model(IDS, IDS[:, :4]).logits.numpy()
+    if isinstance(model, AlbertModel):
+        return model(IDS).last_hidden_state.numpy()
+    return logits(model)
+
+
+def rebuilt(model, state):
+    """A not-shared model of ``model``'s class and sizes holding ``state``."""
+    plain = type(model)(model.config).double()
+    return plain.load_state_dict({name: host(value) for name, value in state.items()})
+
+
+@pytest.mark.parametrize("kind", ["lm", "seq2seq", "albert"])
+@pytest.mark.parametrize("init", list(BY_HAND))
+def test_recursive_model_computes_the_model_tied_by_hand(kind, init):
+    trained = small(kind)
+    recursive = to_recursive(trained, Plan.build("cycle", N, 2), init)
+    by_hand = rebuilt(trained, tied_by_hand(trained.state_dict(), init))
+    np.testing.assert_allclose(outputs(recursive), outputs(by_hand), rtol=1e-12, atol=1e-12)
+    assert np.abs(outputs(recursive) - outputs(trained)).max() > 1e-4      # tying changed the model
+
+
+def test_recursive_model_is_the_one_its_config_describes():
+    """Built from its own configuration, the converted model has the same parameters, in the same
+    order (the optimizer's and the gradient norm's), and computes the same outputs."""
+    recursive = to_recursive(small("seq2seq"), Plan.build("cycle-rev", N, 2), "stepwise")
+    again = type(recursive)(recursive.config).double().load_state_dict(
+        {name: host(value) for name, value in recursive.state_dict().items()})
+    assert [name for name, _ in again.named_parameters()] == [name for name, _ in recursive.named_parameters()]
+    np.testing.assert_array_equal(outputs(again), outputs(recursive))
+
+
+@pytest.mark.parametrize("rank", [1, 3])
+def test_relaxed_lora_is_the_truncated_svd_of_each_layers_residual(rank):
+    """Bae et al. (2024): position ℓ's B A is the rank-r truncated SVD of W_ℓ − W'_set(ℓ), with the
+    singular values in B (B = U_r Σ_r, A = V_rᵀ); the relaxed model computes, at every position,
+    the averaged weights plus that correction (LayerNorms and biases shared, averaged)."""
+    trained = small("lm")
+    relaxed = to_relaxed(trained, Plan.build("cycle", N, 2), rank)
+    state, tied = trained.state_dict(), tied_by_hand(trained.state_dict(), "average")
+    by_hand = dict(tied)
+    lora = {name: host(p) for name, p in relaxed.named_parameters(remove_duplicate=False) if ".lora_" in name}
+    for name, value in state.items():
+        if SET_NAME.match(name) and value.ndim == 2:                    # a Linear's weight, (out, in)
+            U, S, Vt = np.linalg.svd(value - tied[name], full_matrices=False)
+            correction = (U[:, :rank] * S[:rank]) @ Vt[:rank]
+            by_hand[name] = tied[name] + correction
+            B, A = lora[name[:-len("weight")] + "lora_B"], lora[name[:-len("weight")] + "lora_A"]
+            np.testing.assert_allclose(B @ A, correction, rtol=1e-9, atol=1e-12, err_msg=name)
+            np.testing.assert_allclose(np.linalg.norm(B, axis=0), S[:rank], rtol=1e-9, err_msg=name)
+            np.testing.assert_allclose(A @ A.T, np.eye(rank), atol=1e-12, err_msg=name)
+    np.testing.assert_allclose(logits(relaxed), logits(rebuilt(trained, by_hand)), rtol=1e-10, atol=1e-12)
+
+
+# --- re-planning a stack --------------------------------------------------------------------------
+def test_a_stack_answers_which_set_runs_where_and_takes_a_new_plan():
+    minishare.manual_seed(7)
+    stack = encoder(Plan.build("cycle-rev", 4, 2), H, 2, I)
+    assert [stack.set_at("ffn", i) for i in range(4)] == [stack.ffn_sets[k] for k in (0, 1, 1, 0)]
+    old = [stack.set_at("attention", i) for i in range(4)]
+    seen = []
+
+    def make_set(component, j):                  # the stack as it was, every set made first
+        seen.append((component, j, stack.plan.name))
+        return stack.set_at(component, 3 - j)
+    assert stack.replan(Plan.build("not-shared", 4), make_set) is stack
+    assert seen == [("attention", j, "cycle-rev") for j in range(4)] + [("ffn", j, "cycle-rev") for j in range(4)]
+    assert stack.plan.name == "not-shared" and len(stack.attention_sets) == 4
+    assert [stack.set_at("attention", i) for i in range(4)] == old[::-1]
+    with pytest.raises(InvalidValue, match="4 positions"):
+        stack.replan(Plan.build("cycle", 6, 2), make_set)
+    with pytest.raises(InvalidValue, match="cross_attention"):
+        stack.set_at("cross_attention", 0)
+
+
+def test_a_copied_module_replaces_its_children_and_leaves_the_original_alone():
+    minishare.manual_seed(8)
+    stack = encoder(Plan.build("all-shared", 2), H, 2, I)
+    residual = stack.ffn_sets[0]
+    clone = copy.copy(residual)
+    clone.sublayer = LoRALinear.relaxing(Linear(H, H), 1)
+    assert residual.sublayer is not clone.sublayer and type(residual.sublayer).__name__ == "FFN"
+    assert clone.LayerNorm is residual.LayerNorm                          # the rest is shared
+    names = {name for name, _ in clone.named_parameters()}
+    assert "sublayer.lora_A" in names and "sublayer.ffn.weight" not in names
+    assert "sublayer.ffn.weight" in {name for name, _ in residual.named_parameters()}
 
 
 def linears_per_layer():

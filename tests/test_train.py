@@ -316,6 +316,45 @@ def test_accumulation_matches_one_big_batch_and_the_hand_computed_step():
     np.testing.assert_allclose(host(accumulated.bias), host(big.bias), rtol=1e-12)
 
 
+class TwiceThroughOneLayer(minishare.nn.Module):
+    """y = L(L(x)): one square Linear used at two positions, the smallest shared stack."""
+
+    def __init__(self):
+        super().__init__()
+        minishare.manual_seed(1)
+        self.layer = Linear(IN, IN).double()
+
+    def forward(self, x):
+        return self.layer(self.layer(x))
+
+
+class SquareRegressionTask(RegressionTask):
+    def batch(self, index):
+        rng = np.random.default_rng(200 + index)
+        return {"x": rng.standard_normal((B, IN)), "y": rng.standard_normal((B, IN))}
+
+
+def test_train_step_updates_a_shared_tensor_once_with_the_sum_of_its_uses_gradients():
+    """One ``train_step`` by hand: W's gradient is the sum over its two uses, and AdamW moves W
+    once (its first step, by hand); the step counter advances by one."""
+    lr, wd = 0.1, 0.01
+    model = TwiceThroughOneLayer()
+    W, b = host(model.layer.weight).copy(), host(model.layer.bias).copy()
+    trainer = Trainer(model, SquareRegressionTask(), TrainConfig(steps=3, lr=lr, weight_decay=wd,
+                      warmup_steps=0, max_grad_norm=1e9, progress=False))
+    loss, _ = trainer.train_step()
+    batch = SquareRegressionTask().batch(0)
+    h = batch["x"] @ W.T + b                                      # the first use
+    residual = h @ W.T + b - batch["y"]                           # the second
+    d = 2 * residual / residual.size
+    g_h = d @ W
+    gW, gb = d.T @ h + g_h.T @ batch["x"], d.sum(axis=0) + g_h.sum(axis=0)
+    assert loss == pytest.approx(float((residual ** 2).mean()), rel=1e-12)
+    np.testing.assert_allclose(host(model.layer.weight), adamw_first_step(W, gW, lr, wd), rtol=1e-12)
+    np.testing.assert_allclose(host(model.layer.bias), adamw_first_step(b, gb, lr, 0.0), rtol=1e-12)
+    assert trainer.step == 1 and len(trainer.optimizer.state) == 2        # one state per tensor
+
+
 def test_accumulation_matches_big_batches_over_several_steps():
     config = dict(steps=4, lr=0.05, warmup_steps=1, max_grad_norm=1e9, eval_every=4, progress=False)
     accumulated, big = linear_model(), linear_model()

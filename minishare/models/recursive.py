@@ -16,28 +16,24 @@ from the truncated SVD of W_ℓ - W'_set(ℓ) (``minishare.nn.lora``). Every con
 model and leaves the trained one as it was; uptraining the result is ordinary training.
 Parameters are the model's own: counted with ``count_parameters``, a shared set once.
 
-A model is converted by the names of its parameters: a stack's component set k is
-``<stack>.<component>_sets.<k>.<rest>`` (``minishare.nn.transformer.Stack``), so the same code
-converts ``DecoderLM``, ``AlbertModel`` and ``EncoderDecoderModel``.
+A model is converted stack by stack (``minishare.nn.transformer.Stack``): the recursive model
+is built for the new plan, as any model is, and each of its sets is filled from the trained
+stack's sets at the positions it starts from (``Stack.set_at``: the trained plan says which set
+ran there); relaxing re-plans each stack (``Stack.replan``) to one set per position. So the same
+code converts ``DecoderLM``, ``AlbertModel`` and ``EncoderDecoderModel``.
 """
 import copy
 import dataclasses
-import re
-from collections import OrderedDict
 
 from minishare.errors import InvalidValue
 from minishare.nn import init
 from minishare.nn.basis import basis_linears
-from minishare.nn.container import ModuleList
 from minishare.nn.layers import LayerNorm, Linear
 from minishare.nn.lora import LoRALinear
 from minishare.nn.transformer import Stack
 from minishare.sharing import COMPONENTS, Plan
 
 INITS = ("average", "stepwise", "lower")
-# "<stack>.<component>_sets.<set>.<rest>": the stack's name (with its dot), component, set, the rest
-SET_NAME = re.compile(r"^(?P<stack>(?:.*\.)?)(?P<component>cross_attention|attention|ffn)_sets\."
-                      r"(?P<set>\d+)\.(?P<rest>.+)$")
 
 
 def source_layers(plan, component, set_index, init="average"):
@@ -58,19 +54,20 @@ def to_recursive(model, plan, init="average"):
     (``source_layers``); embeddings and heads are copied. ``model``'s own stacks may follow any
     plan: position ℓ's trained weights are those of the set its plan gives ℓ."""
     _check_plan(model, plan)
+    _check_init(init)
     recursive = _empty_like(model, dataclasses.replace(model.config, num_unique_layers=None, sharing={
         c: list(plan.schedule(c)) for c in COMPONENTS}))
-    trained = dict(model.named_parameters(remove_duplicate=False))
-    plans = _stack_plans(model)
+    trained, filled = dict(_stacks(model)), set()
+    for name, stack in _stacks(recursive):
+        for component, sets in stack.components():
+            for j, shared in enumerate(sets):
+                _average_into(shared, [trained[name].set_at(component, position)
+                                       for position in source_layers(plan, component, j, init)])
+                filled.update(id(p) for p in shared.parameters())
+    originals = dict(model.named_parameters(remove_duplicate=False))
     for name, p in recursive.named_parameters():
-        match = SET_NAME.match(name)
-        if match is None:
-            p.data = trained[name].data.copy()
-            continue
-        stack, component, rest = match["stack"], match["component"], match["rest"]
-        layers = [trained[_set_name(stack, component, plans[stack].index(component, i), rest)].data
-                  for i in source_layers(plan, component, int(match["set"]), init)]
-        p.data = sum(layers[1:], layers[0].copy()) / len(layers)       # one layer: a copy of it
+        if id(p) not in filled:                   # embeddings, heads, a Pre-LN stack's final norm
+            p.data = originals[name].data.copy()
     return recursive
 
 
@@ -83,27 +80,19 @@ def to_relaxed(model, plan, rank, init="average", shared=None, unique_norms=Fals
     ``unique_norms`` (each position's LayerNorms its own, copied from the trained layer; the paper
     relaxes the linear layers only) it computes ``model`` itself.
 
-    Each stack's ``plan`` then gives every position its own modules (``not-shared``: position ℓ
-    runs module ℓ), which hold the shared tensors; ``stack.shared_plan`` is ``plan``."""
+    Each stack is re-planned to ``not-shared`` (position ℓ runs set ℓ): set ℓ is the shared set
+    of ℓ relaxed towards the trained layer at ℓ, holding the shared tensors; ``stack.shared_plan``
+    is the plan it was relaxed from (``plan``, or ``shared``'s)."""
     relaxed = to_recursive(model, plan, init) if shared is None else _copy(shared)
-    for stack in (m for m in relaxed.modules() if isinstance(m, Stack)):
-        shared_plan = stack.plan
-        for component, sets in stack.components():
-            setattr(stack, f"{component}_sets", ModuleList(
-                _relax(sets[shared_plan.index(component, i)], rank, unique_norms)
-                for i in range(shared_plan.n_layers)))
-        stack.plan, stack.shared_plan = Plan.build("not-shared", shared_plan.n_layers), shared_plan
-    trained, plans = dict(model.named_parameters(remove_duplicate=False)), _stack_plans(model)
-    for name, module in relaxed.named_modules():
-        if isinstance(module, (LoRALinear, LayerNorm)) and SET_NAME.match(name + ".weight"):
-            match = SET_NAME.match(name + ".weight")
-            stack, component, rest = match["stack"], match["component"], match["rest"]
-            source = _set_name(stack, component, plans[stack].index(component, int(match["set"])), rest)
-            if isinstance(module, LoRALinear):
-                module.init_from_svd_(trained[source].data)
-            elif unique_norms:
-                module.weight.data = trained[source].data.copy()
-                module.bias.data = trained[source[:-len("weight")] + "bias"].data.copy()
+    trained = dict(_stacks(model))
+    for name, stack in _stacks(relaxed):
+        original, shared_plan = trained[name], stack.plan
+
+        def relaxed_set(component, position):      # not-shared: set ℓ is position ℓ's
+            return _relax(stack.set_at(component, position), original.set_at(component, position),
+                          rank, unique_norms)
+        stack.replan(Plan.build("not-shared", shared_plan.n_layers), relaxed_set)
+        stack.shared_plan = shared_plan
     return relaxed
 
 
@@ -129,21 +118,31 @@ def to_basis_shared(model, k):
 
 
 # ---- the pieces -------------------------------------------------------------------------------
-def _relax(module, rank, unique_norms):
-    """A copy of ``module`` whose Parameters are ``module``'s own, each Linear relaxed to a
-    LoRALinear on its tensors; LayerNorms new (filled in later) if ``unique_norms``, shared
-    otherwise, like every module without a Linear inside."""
+def _average_into(target, sources):
+    """Fill each Parameter of ``target`` with the mean of the same Parameter of ``sources``
+    (modules of ``target``'s structure): W' = (W_1 + ... + W_k) / k, one source copied."""
+    from_sources = [dict(source.named_parameters()) for source in sources]
+    for name, p in target.named_parameters():
+        layers = [source[name].data for source in from_sources]
+        p.data = sum(layers[1:], layers[0].copy()) / len(layers)
+
+
+def _relax(module, original, rank, unique_norms):
+    """A copy of the shared ``module`` whose Parameters are ``module``'s own, each Linear relaxed
+    to a LoRALinear on its tensors whose B A starts from the SVD of the same Linear of ``original``
+    (the trained layer of ``module``'s structure) minus the shared weight; each LayerNorm a copy of
+    ``original``'s if ``unique_norms``, shared otherwise, like every module without a Linear inside."""
     if isinstance(module, Linear):
-        return LoRALinear.relaxing(module, rank)
+        return LoRALinear.relaxing(module, rank).init_from_svd_(original.weight.data)
     if isinstance(module, LayerNorm) and unique_norms:
-        return LayerNorm(module.normalized_shape, module.eps).to(module.weight.dtype)
+        norm = LayerNorm(module.normalized_shape, module.eps).to(module.weight.dtype)
+        norm.weight.data, norm.bias.data = original.weight.data.copy(), original.bias.data.copy()
+        return norm
     if not any(isinstance(m, (Linear, LayerNorm) if unique_norms else Linear) for m in module.modules()):
         return module
-    clone = copy.copy(module)                                     # same class, same plain attributes
-    object.__setattr__(clone, "_parameters", OrderedDict(module._parameters))
-    object.__setattr__(clone, "_modules", OrderedDict())
-    for name, child in module._modules.items():
-        setattr(clone, name, _relax(child, rank, unique_norms))
+    clone = copy.copy(module)                  # same class and attributes, registries of its own
+    for name, child in module.named_children():
+        setattr(clone, name, _relax(child, getattr(original, name), rank, unique_norms))
     return clone
 
 
@@ -162,13 +161,9 @@ def _copy(model):
     return clone
 
 
-def _stack_plans(model):
-    """{stack name with its dot: its plan} of every Stack in ``model``."""
-    return {(name + "." if name else ""): m.plan for name, m in model.named_modules() if isinstance(m, Stack)}
-
-
-def _set_name(stack, component, set_index, rest):
-    return f"{stack}{component}_sets.{set_index}.{rest}"
+def _stacks(model):
+    """(name, stack) of every Stack in ``model``: the same names in two models of one class."""
+    return [(name, m) for name, m in model.named_modules() if isinstance(m, Stack)]
 
 
 def _walk(module, names):
@@ -186,7 +181,7 @@ def _check_init(init):
 def _check_plan(model, plan):
     if not isinstance(plan, Plan):
         raise InvalidValue(f"plan must be a minishare.sharing.Plan, got {plan!r}")
-    for name, stack_plan in _stack_plans(model).items():
-        if stack_plan.n_layers != plan.n_layers:
+    for name, stack in _stacks(model):
+        if stack.plan.n_layers != plan.n_layers:
             raise InvalidValue(f"the plan has {plan.n_layers} positions but the stack "
-                               f"{name.rstrip('.') or 'model'} has {stack_plan.n_layers}")
+                               f"{name or 'model'} has {stack.plan.n_layers}")

@@ -43,6 +43,15 @@ class Module:
             self._modules[name] = value
         object.__setattr__(self, name, value)
 
+    def __copy__(self):
+        """``copy.copy(module)``: the same class, attributes, Parameters and submodules, in
+        registries of its own, so that replacing a child of the copy leaves ``module`` as it was
+        (a relaxed layer keeps its shared set's tensors and swaps its Linears: ``models.recursive``)."""
+        clone = type(self).__new__(type(self))
+        clone.__dict__.update(self.__dict__, _parameters=OrderedDict(self._parameters),
+                              _modules=OrderedDict(self._modules))
+        return clone
+
     def __call__(self, *args, **kwargs):
         return self.forward(*args, **kwargs)
 

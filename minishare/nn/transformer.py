@@ -8,7 +8,9 @@ LayerNorm, in one of two arrangements (Xiong et al., 2020, compare them):
 
 A component's parameter set (ALBERT's unit of sharing) is the sublayer f together with its
 LayerNorm. The stacks build each distinct set once and ask the plan (``minishare.sharing``) which
-set serves which position; they never look at the strategy's name.
+set serves which position; they never look at the strategy's name. A stack can be re-planned
+(``Stack.replan``): a conversion (``minishare.models.recursive``) gives a trained stack a new plan
+and new sets made from the ones the old plan ran at each position.
 """
 from minishare import backend, functional as F
 from minishare.errors import InvalidValue
@@ -119,6 +121,29 @@ class Stack(Module):
         return [(component, sets) for component, sets in (("attention", self.attention_sets),
                                                           ("cross_attention", self.cross_attention_sets),
                                                           ("ffn", self.ffn_sets)) if sets is not None]
+
+    def set_at(self, component, position):
+        """The parameter set (a ``Residual``) that ``component`` runs at ``position``: the one the
+        plan's ``index`` gives it."""
+        sets = dict(self.components())
+        if component not in sets:
+            raise InvalidValue(f"this stack has no {component!r}; its components are {', '.join(sets)}")
+        return sets[component][self.plan.index(component, position)]
+
+    def replan(self, plan, make_set):
+        """Follow ``plan`` (a ``Plan`` of the same N positions) from now on: set j of each component
+        becomes ``make_set(component, j)``. Every new set is made before any is put in place, so
+        ``make_set`` reads the stack as it was (``set_at`` under the old plan). Returns self."""
+        # a Plan, by its N: importing minishare.sharing here would load it with minishare (nn/__init__)
+        if getattr(plan, "n_layers", None) != self.plan.n_layers:
+            raise InvalidValue(f"a stack of {self.plan.n_layers} positions needs a Plan of "
+                               f"{self.plan.n_layers} positions, got {plan!r}")
+        made = [(component, ModuleList(make_set(component, j) for j in range(plan.n_sets(component))))
+                for component, _ in self.components()]
+        for component, sets in made:
+            setattr(self, f"{component}_sets", sets)
+        self.plan = plan
+        return self
 
     def _layer(self, i, x, inputs):
         """Position (or ACT step) i: the coordinate embedding if asked, then the components."""
