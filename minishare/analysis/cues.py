@@ -30,10 +30,16 @@ from collections import Counter
 
 import numpy as np
 
+from minishare.data.corpus import TOPICS
 from minishare.data.pretraining import IGNORE_INDEX, TASKS
 
 # The end of a sentence as the corpus reader cuts it: ., ! or ?, then closing brackets or quotes.
 _SENTENCE_END = re.compile(r"[.!?][)\"”’]*$")
+_SENTENCE_INSIDE = re.compile(r"[.!?][)\"”’]*(?=\s|$)")
+_WORD = re.compile(r"[^\W\d_]+")
+_OPENINGS = {"pronoun": {"he", "she", "it", "they", "we", "i", "you", "this", "these", "his", "her", "their", "its"},
+             "connective": {"then", "later", "after", "so", "but", "and", "also", "however", "finally"},
+             "article": {"the", "a", "an"}}
 
 
 def _segments(example):
@@ -85,6 +91,38 @@ def _leading_space(tokenizer, ids):
     return tokenizer.decode(ids[:1])[:1] == " "
 
 
+def _opening(tokenizer, ids):
+    """What kind of word a segment opens with: a pronoun or a connective (which refer back, so
+    they open later sentences in real text), an article, or another word."""
+    words = _WORD.findall(tokenizer.decode(ids[:3]).lower())
+    word = words[0] if words else ""
+    return next((kind for kind, members in _OPENINGS.items() if word in members), "other")
+
+
+def _sentence_ends(tokenizer, ids):
+    return len(_SENTENCE_INSIDE.findall(tokenizer.decode(ids)))
+
+
+def _topics(tokenizer, ids):
+    """The names of ``TOPICS`` whose things the segment mentions (a frozenset)."""
+    words = set(_WORD.findall(tokenizer.decode(ids).lower()))
+    return frozenset(topic for topic, things in TOPICS.items() if words.intersection(things))
+
+
+def _same_topic(tokenizer, a, b):
+    """Do A and B share a topic of the grammar corpus: "yes", "no", or "unknown" (one names none)."""
+    topics_a, topics_b = _topics(tokenizer, a), _topics(tokenizer, b)
+    if not topics_a or not topics_b:
+        return "unknown"
+    return "yes" if topics_a & topics_b else "no"
+
+
+def _shared_tokens(a, b):
+    """The share of B's distinct tokens that A holds too, in tenths: what two segments of one text
+    have more of than two of different texts."""
+    return round(10 * len(set(a) & set(b)) / max(len(set(b)), 1))
+
+
 # name -> f(tokenizer, A ids, B ids): a hashable value; each reads only the surface of the pair.
 CUES = {
     "ends_with_punctuation": lambda t, a, b: (_ends_sentence(t, a), _ends_sentence(t, b)),
@@ -93,11 +131,23 @@ CUES = {
     "longer_segment": lambda t, a, b: int(np.sign(len(a) - len(b))),
     "length_a": lambda t, a, b: len(a),
     "length_b": lambda t, a, b: len(b),
+    "length_difference": lambda t, a, b: len(a) - len(b),
     "total_length": lambda t, a, b: len(a) + len(b),
+    "sentence_counts": lambda t, a, b: (_sentence_ends(t, a), _sentence_ends(t, b)),
     "first_token_a": lambda t, a, b: a[0],
     "first_token_b": lambda t, a, b: b[0],
+    "second_token_a": lambda t, a, b: tuple(a[1:2]),
+    "second_token_b": lambda t, a, b: tuple(b[1:2]),
+    "first_tokens_a_and_b": lambda t, a, b: (a[0], b[0]),
+    "opening_of_b": lambda t, a, b: _opening(t, b),
+    "openings_of_a_and_b": lambda t, a, b: (_opening(t, a), _opening(t, b)),
     "last_token_a": lambda t, a, b: a[-1],
     "last_token_b": lambda t, a, b: b[-1],
+    "last_word_a": lambda t, a, b: tuple(a[-2:-1]),
+    "last_word_b": lambda t, a, b: tuple(b[-2:-1]),
+    "seam": lambda t, a, b: (a[-1], b[0]),
+    "same_topic": _same_topic,
+    "shared_tokens": lambda t, a, b: _shared_tokens(a, b),
 }
 
 
@@ -120,10 +170,33 @@ def fit_rule(values, labels):
     return table, default
 
 
+def naive_bayes(fit, score):
+    """Held-out accuracy of naive Bayes on bags of tokens: the label predicted from the tokens of A
+    and the tokens of B, each token a separate piece of evidence (add-one smoothed counts per label,
+    A's and B's tokens counted apart), fitted on ``fit`` and scored on ``score`` ((A, B, label)
+    lists, as ``pairs`` returns). It stands for every rule that adds up what single tokens say
+    (this word in B, that word in A) without relating a word of one segment to one of the other."""
+    counts, n_labels = {0: Counter(), 1: Counter()}, Counter()
+    for a, b, label in fit:
+        counts[label].update([("a", t) for t in a] + [("b", t) for t in b])
+        n_labels[label] += 1
+    size = len(set(counts[0]) | set(counts[1]))
+    totals = {label: sum(c.values()) + size for label, c in counts.items()}
+
+    def log_probability(a, b, label):
+        evidence = [("a", t) for t in a] + [("b", t) for t in b]
+        return (np.log(n_labels[label] + 1) + sum(np.log(counts[label][f] + 1) for f in evidence)
+                - len(evidence) * np.log(totals[label]))
+
+    predicted = [int(log_probability(a, b, 1) > log_probability(a, b, 0)) for a, b, _ in score]
+    return float(np.mean([p == label for p, (_, _, label) in zip(predicted, score)]))
+
+
 def cue_accuracies(fit_examples, score_examples, tokenizer, cues=None):
-    """{cue name: held-out accuracy of its fitted rule}, plus ``"majority"``: always predicting
-    the fitting set's majority label. ``fit_examples`` and ``score_examples``: lists of examples
-    or of batches, SOP or NSP (both the same task); ``cues``: names from ``CUES`` (default all)."""
+    """{rule: held-out accuracy}: each cue's fitted rule (its name), ``"majority"`` (always the
+    fitting set's majority label) and, when every cue is asked for, ``"naive_bayes"``.
+    ``fit_examples`` and ``score_examples``: lists of examples or of batches, SOP or NSP (both the
+    same task); ``cues``: names from ``CUES`` (default all)."""
     fit, score = pairs(fit_examples), pairs(score_examples)
     if not fit or not score:
         raise ValueError(f"need examples to fit and to score, got {len(fit)} and {len(score)}")
@@ -137,4 +210,6 @@ def cue_accuracies(fit_examples, score_examples, tokenizer, cues=None):
         table, default = fit_rule([cue(tokenizer, a, b) for a, b, _ in fit], fit_labels)
         predicted = np.array([table.get(cue(tokenizer, a, b), default) for a, b, _ in score])
         accuracies[name] = float(np.mean(predicted == score_labels))
+    if cues is None:
+        accuracies["naive_bayes"] = naive_bayes(fit, score)
     return accuracies
