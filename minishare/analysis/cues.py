@@ -2,9 +2,9 @@
 cues alone, with no model and no reading of the sentences.
 
 A cue is a function of the pair (segment A, segment B) that ignores what the sentences say: does
-each segment end with sentence punctuation, which segment is longer, the first token of B, and so
-on (``CUES``). The baseline of a cue is the best rule that reads only that cue, fitted on one set
-of examples and scored on another::
+each segment end with sentence punctuation, which segment is longer, the first token of B, whether
+B opens with a pronoun, and so on (``CUES``). The baseline of a cue is the best rule that reads only
+that cue, fitted on one set of examples and scored on another::
 
     fit:    for every value v the cue takes on the fitting examples, predict the label most of them
             carry (ties, and values never seen when fitting, get the fitting set's majority label)
@@ -15,6 +15,13 @@ a full stop may mean "in order" or "swapped"), and it is scored on other example
 documents), so the table cannot score by memorizing. With no leak a label is independent of every
 cue and a rule scores chance, 0.5 (the labels are fair coins); the MLM masking is undone first
 (the original ids are read back from ``labels``), so a cue the masking happens to hide still counts.
+Beside the lookup rules, ``naive_bayes`` weighs every token of A and of B at once: any rule that
+adds up what single words say, without relating a word of one segment to one of the other.
+
+Two cues read what the segments are about (``CONTENT_CUES``): do they share a topic of the grammar
+corpus, and how many tokens do they share. That is the signal NSP is meant to have (a random B is
+usually about something else), so on NSP they should score well above chance; on SOP, whose two
+segments come from one text either way, they score chance like the rest.
 
     data = PretrainingData(train_documents, tokenizer, max_seq_length=64, task="sop")
     held_out = PretrainingData(eval_documents, tokenizer, max_seq_length=64, task="sop")
@@ -23,7 +30,9 @@ cue and a rule scores chance, 0.5 (the labels are fair coins); the MLM masking i
 
 Why it matters: ALBERT's argument for SOP over NSP (Lan et al., 2019, Sec. 3.1 and Table 5) is that
 SOP cannot be solved by a shortcut (NSP can by topic); an order the data pipeline leaks through
-truncation or sentence ends would be a shortcut of its own.
+truncation or sentence ends would be a shortcut of its own, and so would a corpus whose first
+sentences look different from later ones (the grammar corpus once opened every story with "The",
+and the first token of B told the order 81% of the time).
 """
 import re
 from collections import Counter
@@ -149,6 +158,7 @@ CUES = {
     "same_topic": _same_topic,
     "shared_tokens": lambda t, a, b: _shared_tokens(a, b),
 }
+CONTENT_CUES = ("same_topic", "shared_tokens")   # what the segments are about: NSP's signal
 
 
 def _majority(counts):
