@@ -1,11 +1,15 @@
 """Cue-only baselines (minishare.analysis.cues): the fitted rules on hand-made pairs whose answer is
-known, and the SOP / NSP examples of the default corpus, whose label no surface cue may tell."""
+known, the SOP / NSP examples of the default corpus, whose label no surface cue may tell, and those
+of the grammar corpus the reproduction pre-trains on: no cue-only rule above 0.60 on SOP, the order
+readable from the events, and a topic signal for NSP."""
+import re
+
 import numpy as np
 import pytest
 
-from minishare.analysis.cues import CONTENT_CUES, CUES, cue_accuracies, fit_rule, naive_bayes
-from minishare.data import PretrainingData, Tokenizer, collate, default_corpus, split_documents
-from minishare.run.build import load_tokenizer
+from minishare.analysis.cues import CONTENT_CUES, CUES, cue_accuracies, fit_rule, naive_bayes, pairs
+from minishare.data import EVENTS, PretrainingData, Tokenizer, collate, default_corpus, split_documents
+from minishare.run.build import corpus_documents, load_tokenizer
 
 TOLERANCE = 0.05   # the largest distance from chance a cue-only rule may score
 
@@ -112,3 +116,68 @@ def test_no_surface_cue_tells_the_label(halves, task):
     leaks = {cue: round(accuracy, 3) for cue, accuracy in accuracies.items()
              if abs(accuracy - 0.5) > TOLERANCE and not (task == "nsp" and cue in CONTENT_CUES)}
     assert not leaks, f"{task}: cue-only rules beyond 0.5 ± {TOLERANCE} on {n} examples: {leaks}"
+
+
+# --- the grammar corpus the reproduction pre-trains on ------------------------------------------
+SOP_CEILING = 0.60   # the most a cue-only rule may score on held-out SOP pairs
+
+
+@pytest.fixture(scope="module")
+def grammar_tables():
+    """The grammar corpus as every run splits it, at the experiments' pair length (64): each task's
+    rules fitted on one epoch of training examples and scored on 7 epochs of held-out ones, with
+    those held-out pairs (A ids, B ids, label)."""
+    documents = corpus_documents("grammar")
+    tokenizer = load_tokenizer(documents, vocab_size=1000)
+    train, held_out = split_documents(documents, eval_fraction=0.1, seed=0)
+    out = {}
+    for task in ("sop", "nsp"):
+        fit = PretrainingData(train, tokenizer, max_seq_length=64, task=task).examples(0)
+        score = [e for seed in range(10, 17)
+                 for e in PretrainingData(held_out, tokenizer, max_seq_length=64, task=task).examples(seed)]
+        out[task] = (cue_accuracies(fit, score, tokenizer), pairs(score))
+    return out, tokenizer
+
+
+def test_no_cue_only_rule_tells_the_sentence_order_of_the_grammar_corpus(grammar_tables):
+    accuracies, held_out = grammar_tables[0]["sop"]
+    n = len(held_out)
+    assert n >= 1600, n           # 0.5 / sqrt(n) <= 0.0125: 0.60 is 8 standard deviations above chance
+    assert len(accuracies) == len(CUES) + 2
+    over = {rule: round(a, 3) for rule, a in accuracies.items() if a > SOP_CEILING}
+    assert not over, f"cue-only rules above {SOP_CEILING} on {n} held-out SOP pairs: {over}"
+
+
+def events_in(tokenizer, ids):
+    """The day's events a segment names, in order, as indices of EVENTS (read by this test from the
+    text: an event's singular or plural verb phrase; "feed(s)" is left out, a relative clause's verb
+    too)."""
+    text = tokenizer.decode(ids).lower()
+    found = []
+    for index, (singular, plural, _) in enumerate(EVENTS):
+        if singular != "feeds":
+            found += [(m.start(), index) for phrase in (singular, plural)
+                      for m in re.finditer(rf"\b{phrase}\b", text)]
+    return [index for _, index in sorted(set(found))]
+
+
+def test_the_sentence_order_is_in_the_events(grammar_tables):
+    # Reading the text decides it: B's events are less than half a day ahead of A's in order, more
+    # than half when swapped (the day is a cycle of 16 events; a story spans at most 8).
+    tokenizer = grammar_tables[1]
+    hits = []
+    for a, b, label in grammar_tables[0]["sop"][1]:
+        votes = [(eb - ea) % len(EVENTS) < len(EVENTS) // 2 for ea in events_in(tokenizer, a)
+                 for eb in events_in(tokenizer, b)]
+        if votes:
+            hits.append(int(sum(votes) * 2 < len(votes)) == label)
+    assert len(hits) > 1500 and np.mean(hits) > 0.95
+
+
+def test_next_sentence_prediction_has_a_topic_signal(grammar_tables):
+    # A random B is from another of six places 5 times in 6: the rule "same place, so true
+    # continuation" scores 1/2 + 1/2 · 5/6 = 0.92 where every segment names its place.
+    accuracies, held_out = grammar_tables[0]["nsp"]
+    assert len(held_out) >= 1600
+    assert accuracies["same_topic"] > 0.85
+    assert grammar_tables[0]["sop"][0]["same_topic"] <= SOP_CEILING   # one story either way
