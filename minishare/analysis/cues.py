@@ -18,10 +18,10 @@ cue and a rule scores chance, 0.5 (the labels are fair coins); the MLM masking i
 Beside the lookup rules, ``naive_bayes`` weighs every token of A and of B at once: any rule that
 adds up what single words say, without relating a word of one segment to one of the other.
 
-Two cues read what the segments are about (``CONTENT_CUES``): do they share a topic of the grammar
-corpus, and how many tokens do they share. That is the signal NSP is meant to have (a random B is
-usually about something else), so on NSP they should score well above chance; on SOP, whose two
-segments come from one text either way, they score chance like the rest.
+Two more rules read what the segments are about (``CONTENT_CUES``, asked for by name): do they
+share a topic of the grammar corpus, and how many tokens do they share. That is the signal NSP is
+meant to have (a random B is usually about something else), so on NSP they should score well above
+chance; on SOP, whose two segments come from one text either way, they score chance like the rest.
 
     data = PretrainingData(train_documents, tokenizer, max_seq_length=64, task="sop")
     held_out = PretrainingData(eval_documents, tokenizer, max_seq_length=64, task="sop")
@@ -155,10 +155,12 @@ CUES = {
     "last_word_a": lambda t, a, b: tuple(a[-2:-1]),
     "last_word_b": lambda t, a, b: tuple(b[-2:-1]),
     "seam": lambda t, a, b: (a[-1], b[0]),
+}
+# The same for what the segments are about: NSP's signal, not a cue of how the pair was made.
+CONTENT_CUES = {
     "same_topic": _same_topic,
     "shared_tokens": lambda t, a, b: _shared_tokens(a, b),
 }
-CONTENT_CUES = ("same_topic", "shared_tokens")   # what the segments are about: NSP's signal
 
 
 def _majority(counts):
@@ -203,20 +205,22 @@ def naive_bayes(fit, score):
 
 
 def cue_accuracies(fit_examples, score_examples, tokenizer, cues=None):
-    """{rule: held-out accuracy}: each cue's fitted rule (its name), ``"majority"`` (always the
-    fitting set's majority label) and, when every cue is asked for, ``"naive_bayes"``.
+    """{rule: held-out accuracy}, the cue-rule table: ``"majority"`` (always the fitting set's
+    majority label), each cue's fitted rule (its name) and, by default, ``"naive_bayes"``.
     ``fit_examples`` and ``score_examples``: lists of examples or of batches, SOP or NSP (both the
-    same task); ``cues``: names from ``CUES`` (default all)."""
+    same task); ``cues``: names from ``CUES`` or ``CONTENT_CUES`` (default: every cue of ``CUES``,
+    and naive Bayes)."""
     fit, score = pairs(fit_examples), pairs(score_examples)
     if not fit or not score:
         raise ValueError(f"need examples to fit and to score, got {len(fit)} and {len(score)}")
     fit_labels = [label for _, _, label in fit]
     score_labels = np.array([label for _, _, label in score])
     accuracies = {"majority": float(np.mean(score_labels == _majority(Counter(fit_labels))))}
+    known = {**CUES, **CONTENT_CUES}
     for name in cues or CUES:
-        if name not in CUES:
-            raise ValueError(f"unknown cue {name!r}: choose from {sorted(CUES)}")
-        cue = CUES[name]
+        if name not in known:
+            raise ValueError(f"unknown cue {name!r}: choose from {sorted(known)}")
+        cue = known[name]
         table, default = fit_rule([cue(tokenizer, a, b) for a, b, _ in fit], fit_labels)
         predicted = np.array([table.get(cue(tokenizer, a, b), default) for a, b, _ in score])
         accuracies[name] = float(np.mean(predicted == score_labels))
