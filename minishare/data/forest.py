@@ -55,7 +55,8 @@ class PointerForest:
 
     def sample(self, rng, depth, held_out=False):
         """One forest: ids (T, 2) of (letter, pointer), labels (T,) the roots, depths (T,), with
-        T = n_chains · (depth + 1), in random order. ``rng``: a ``numpy.random.Generator``."""
+        T = n_chains · (depth + 1), in random order. ``rng``: a ``numpy.random.Generator``;
+        ``held_out``: a held-out forest instead of a training one."""
         depth = self.check_depth(depth)
         return holdout.draw(lambda rng: self._forest(rng, depth), rng, held_out, key=_pointers)
 
