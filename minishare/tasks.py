@@ -154,12 +154,12 @@ class PretrainingTask:
 class Seq2SeqTask:
     """A toy sequence-to-sequence task (copy, reverse, sort, addition, scan) for the
     encoder-decoder. Evaluation: loss, token accuracy (teacher forcing) and exact match of greedy
-    decoding on held-out examples."""
+    decoding on held-out problems, which no training batch of any seed holds (``seq2seq.examples``)."""
 
     def __init__(self, task, batch_size=64, seed=0, n_eval=256):
         self.task = seq2seq.get_task(task) if isinstance(task, str) else task
         self.batch_size, self.seed = batch_size, seed
-        self.eval_pairs = seq2seq.examples(self.task, n_eval, seed=10_000 + seed)
+        self.eval_pairs = seq2seq.examples(self.task, n_eval, seed=10_000 + seed, held_out=True)
 
     def batch(self, index):
         pairs = seq2seq.examples(self.task, self.batch_size, seed=self.seed * 1_000_003 + index + 1)
@@ -256,13 +256,15 @@ class PointerForestTask:
     ``train_depths`` and, with ``mean_iterations`` set, its number of iterations r from
     ``nn.looped.sample_iterations`` (None: the model's own fixed r, a not-shared baseline);
     both are pure functions of (seed, batch index). Evaluation: loss and accuracy at the model's
-    r on held-out forests of the deepest training depth, and the accuracy at its deepest nodes."""
+    r on held-out forests of the deepest training depth (forests no training batch holds), and the
+    accuracy at its deepest nodes."""
 
     def __init__(self, forest, train_depths, batch_size=32, seed=0, mean_iterations=None, n_eval=64):
         self.forest, self.batch_size, self.seed = forest, batch_size, seed
         self.train_depths = tuple(forest.check_depth(d) for d in train_depths)
         self.mean_iterations = mean_iterations
-        self.eval_batch = forest.batch(numpy.random.default_rng((seed, 10_000)), n_eval, max(self.train_depths))
+        self.eval_batch = forest.batch(numpy.random.default_rng((seed, 10_000)), n_eval, max(self.train_depths),
+                                       held_out=True)
 
     def batch(self, index):
         rng = numpy.random.default_rng((self.seed, index))

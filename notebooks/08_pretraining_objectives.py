@@ -95,9 +95,10 @@ print(f"[MASK]: {np.mean(masked == 4):.3f}   random token: {np.mean((masked != 4
 # ## 8.3 One example, decoded
 #
 # The embedded corpus is Python's own documentation, natural text. (The experiments of
-# `reproduce` pre-train on the synthetic grammar corpus instead, `data.grammar_corpus`, on which
-# tiny models learn in CPU minutes.) A BPE tokenizer with V = 1,000 is trained on it in about a
-# second; then one SOP example:
+# `reproduce` pre-train on the synthetic grammar corpus instead, `data.grammar_corpus`: stories of
+# a day's events at one of six places, small enough for tiny models on a CPU, built so that no
+# surface cue tells the sentence order and a random B is usually about another place.) A BPE
+# tokenizer with V = 1,000 is trained on it in about a second; then one SOP example:
 
 # %%
 documents = data.default_corpus()

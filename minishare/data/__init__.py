@@ -1,11 +1,12 @@
 """Host-side data for minishare: corpora, a BPE tokenizer, ALBERT pre-training examples (MLM with
 SOP or NSP), toy sequence-to-sequence tasks and pointer forests. Everything here produces NumPy int64 arrays and
-needs only NumPy and the standard library; the model side moves them to its backend.
+needs only NumPy and the standard library; the model side moves them to its backend. Held-out
+items (sentences, problems, forests) are ones no training stream can draw (``holdout``).
 
 ``PIPELINE_VERSION`` names this version of what the data code produces (corpora, tokenizer,
 examples, batches): the reproduction's caches are keyed by it, so a change here that alters any
 example must raise it, and every cached result made before is then made again."""
-from minishare.data.corpus import (EVENTS, default_corpus, grammar_corpus, load_text,
+from minishare.data.corpus import (EVENTS, TOPICS, default_corpus, grammar_corpus, load_text,
                                    split_sentences)
 from minishare.data.forest import PointerForest, follow_to_root
 from minishare.data.pretraining import (IGNORE_INDEX, PretrainingData, collate, mask_tokens,
@@ -15,11 +16,11 @@ from minishare.data.seq2seq import (BOS_ID, EOS_ID, PAD_ID, AdditionTask, CopyTa
                                     ReverseTask, ScanTask, SortTask, get_task)
 from minishare.data.tokenizer import SPECIAL_TOKENS, Tokenizer, pretokenize
 
-PIPELINE_VERSION = 2
+PIPELINE_VERSION = 3
 
 __all__ = [
     "PIPELINE_VERSION",
-    "default_corpus", "grammar_corpus", "load_text", "split_sentences", "EVENTS",
+    "default_corpus", "grammar_corpus", "load_text", "split_sentences", "EVENTS", "TOPICS",
     "Tokenizer", "SPECIAL_TOKENS", "pretokenize",
     "PretrainingData", "split_documents", "segment_pairs", "select_spans", "mask_tokens",
     "ngram_probabilities", "collate", "truncate_pair", "IGNORE_INDEX",

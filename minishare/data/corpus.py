@@ -11,8 +11,9 @@ and ALBERT read (one sentence per line, documents separated by blank lines).
   documentation, so these numbers move a little with the interpreter.
 - ``load_text(path)``: documents from your own UTF-8 text file or folder of ``.txt`` files.
 - ``grammar_corpus(n_documents, seed)``: synthetic stories from a small grammar with known
-  structure (subject-verb agreement across relative clauses, events in a fixed temporal order), so
-  that both the masked-word and the sentence-order task have an answer a small model can learn.
+  structure (subject-verb agreement across relative clauses, a day's events in cyclic order, one
+  place per story as its topic), so that the masked-word, sentence-order and next-sentence tasks
+  each have an answer a small model can learn, and no surface cue tells the sentence order.
 """
 import ast
 import functools
@@ -28,6 +29,7 @@ import numpy as np
 
 from minishare import safeio
 from minishare.checks import is_int
+from minishare.data import holdout
 from minishare.errors import InvalidValue
 
 # A sentence ends at ., ! or ? followed by space and a capital, digit, quote or bracket; "e.g." and
@@ -212,6 +214,13 @@ def _lines(file):
 
 
 # ---------------------------------------------------------------- the grammar corpus
+#
+# Sentence-order prediction must be solvable from what the sentences say and from nothing else.
+# An earlier version opened every story with "The <noun>" and kept pronouns and "Then," for later
+# sentences: the first token of segment B told the order 81% of the time. Now every sentence is
+# built the same way wherever it stands, and the day's events are a cycle that a story enters
+# anywhere, so neither a sentence's form nor its event says where in a story it stands; only the
+# order of two events does.
 
 _NOUNS = ("cat", "dog", "farmer", "teacher", "bird", "baker", "king", "girl", "boy", "fox")
 _PLURAL_NOUNS = ("cats", "dogs", "farmers", "teachers", "birds", "bakers", "kings", "girls", "boys",
@@ -219,26 +228,42 @@ _PLURAL_NOUNS = ("cats", "dogs", "farmers", "teachers", "birds", "bakers", "king
 _RELATIVE_VERBS = (("sees", "see"), ("chases", "chase"), ("likes", "like"), ("feeds", "feed"),
                    ("follows", "follow"), ("watches", "watch"))
 # Verbs are (singular, plural) pairs, so verb[int(plural)] agrees with a subject.
-# The script of a day, in temporal order: (singular verb phrase, plural verb phrase, takes object).
+# The script of a day, a cycle (after "falls asleep" comes "wakes up" again):
+# (singular verb phrase, plural verb phrase, takes an object).
 EVENTS = (
     ("wakes up", "wake up", False),
     ("eats breakfast", "eat breakfast", False),
     ("feeds", "feed", True),
-    ("walks to the market", "walk to the market", False),
+    ("walks to work", "walk to work", False),
     ("meets", "meet", True),
-    ("buys some bread", "buy some bread", False),
+    ("starts working", "start working", False),
+    ("calls", "call", True),
+    ("eats lunch", "eat lunch", False),
     ("helps", "help", True),
+    ("buys some bread", "buy some bread", False),
     ("goes home", "go home", False),
-    ("cooks dinner", "cook dinner", False),
     ("visits", "visit", True),
+    ("cooks dinner", "cook dinner", False),
     ("sings a song", "sing a song", False),
+    ("reads a letter", "read a letter", False),
     ("falls asleep", "fall asleep", False),
 )
-_CONNECTIVES = ("Then", "Later", "After that")
+# The topics: a place and its things. A story happens at one place, and every sentence ends with one
+# of its things ("near the nets"), so a segment of another story is told apart by its topic: a
+# signal for next-sentence prediction apart from the order of events, as in real text.
+TOPICS = {
+    "harbour": ("boats", "nets", "fish", "sails", "shells", "ropes"),
+    "farm": ("hens", "cows", "goats", "barns", "tractors", "fences"),
+    "forest": ("trees", "owls", "mushrooms", "logs", "ferns", "deer"),
+    "castle": ("towers", "knights", "flags", "gates", "horses", "swords"),
+    "school": ("desks", "pens", "maps", "globes", "bells", "chalk"),
+    "kitchen": ("pots", "ovens", "spoons", "plates", "apples", "cakes"),
+}
+_PREPOSITIONS = ("near", "with", "beside")
+_PRONOUN_PROB = 0.5    # chance that a sentence's subject is the protagonist's pronoun
 _RELATIVE_PROB = 0.4   # chance that a noun phrase carries a relative clause (halved per level)
 _SYLLABLES = ("ba", "ko", "mi", "ru", "te", "lo", "fi", "da", "ne", "su", "pa", "gu")
-_PLACES = ("farm", "castle", "harbour", "forest", "school", "bakery", "mill", "garden", "tower", "market")
-_FACTS_SEED = 7_919    # one table of facts and places for every seed: the task stays the same
+_FACTS_SEED = 7_919    # one table of facts for every seed: the task stays the same
 
 
 class _World:
@@ -247,43 +272,44 @@ class _World:
     nouns:  how many nouns: the first ten are English, more are made of two syllables ("bako",
             plural "bakos"); a larger vocabulary is more to learn.
     depth:  how deeply relative clauses nest; agreement across a deeper clause is harder.
-    events: (fewest, most) events per story: the story length.
-    topics: 0, or a number of places; a story then happens at one place ("at the mill") and its
-            objects come from that place's own nouns, so a segment from another story is told apart
-            by its topic, a signal for next-sentence prediction distinct from the order of events.
+    events: (fewest, most) events per story: the story length. At most half the cycle of
+            ``EVENTS`` (8), so that every event of a story's later part is less than half a day
+            ahead of every event of its earlier part: which of two segments comes first is never
+            ambiguous.
+    topics: how many of ``TOPICS`` the stories are spread over. With 1 every story happens at the
+            same place, and a segment of another story differs only in its events and protagonist.
     facts:  each noun does each transitive event to one fixed object (the baker always feeds the
             foxes): a table of nouns × transitive events that a model can only memorize. Facts are
             where capacity matters: a shared stack has fewer parameters to store them in.
     """
 
-    def __init__(self, nouns=10, depth=2, events=(4, 8), topics=0, facts=False):
+    def __init__(self, nouns=10, depth=2, events=(4, 8), topics=len(TOPICS), facts=False):
         most = len(_SYLLABLES) * (len(_SYLLABLES) - 1) + 10
         if not (is_int(nouns) and 10 <= nouns <= most):
             raise InvalidValue(f"nouns must be an int in [10, {most}], got {nouns!r}")
         if not (is_int(depth) and depth >= 0):
             raise InvalidValue(f"depth must be an int >= 0, got {depth!r}")
-        if not (is_int(topics) and 0 <= topics <= len(_PLACES)):
-            raise InvalidValue(f"topics must be an int in [0, {len(_PLACES)}], got {topics!r}")
+        if not (is_int(topics) and 1 <= topics <= len(TOPICS)):
+            raise InvalidValue(f"topics must be an int in [1, {len(TOPICS)}], got {topics!r}")
         low, high = events
-        if not 1 <= low <= high <= len(EVENTS):
-            raise InvalidValue(f"events must be (fewest, most) with 1 <= fewest <= most <= {len(EVENTS)}, "
-                             f"got {events!r}")
+        if not 1 <= low <= high <= len(EVENTS) // 2:
+            raise InvalidValue(f"events must be (fewest, most) with 1 <= fewest <= most <= {len(EVENTS) // 2} "
+                               f"(half the day's cycle), got {events!r}")
         made = [a + b for a in _SYLLABLES for b in _SYLLABLES if a != b][:nouns - 10]
         self.nouns = _NOUNS + tuple(made)
         self.plural_nouns = _PLURAL_NOUNS + tuple(w + "s" for w in made)
-        self.depth, self.events, self.topics = depth, (low, high), topics
+        self.depth, self.events = depth, (low, high)
+        self.places = list(TOPICS.values())[:topics]
         table = np.random.default_rng(_FACTS_SEED)
-        self.place_nouns = [table.choice(nouns, size=max(2, nouns // topics), replace=False)
-                            for _ in range(topics)]
         self.facts = ({(n, e): int(table.integers(nouns)) for n in range(nouns)
                        for e, (_, _, transitive) in enumerate(EVENTS) if transitive} if facts else None)
 
 
-def _noun_phrase(rng, world, plural, depth=0, among=None):
-    """"the N", sometimes followed by a relative clause about it; ``among``: the indices of the
-    nouns to draw from (a place's), else every noun."""
+def _noun_phrase(rng, world, plural, depth=0, index=None):
+    """"the N", sometimes followed by a relative clause about it; N is the noun at ``index``, or
+    a random one."""
     nouns = world.plural_nouns if plural else world.nouns
-    index = among[rng.integers(len(among))] if among is not None else rng.integers(len(nouns))
+    index = rng.integers(len(nouns)) if index is None else index
     return ["the", nouns[index]] + _relative_clause(rng, world, plural, depth)
 
 
@@ -300,52 +326,57 @@ def _relative_clause(rng, world, head_plural, depth):
     return ["that", *inner, verb[int(inner_plural)]]
 
 
-def _story(rng, world):
-    """One document: a protagonist living through some events of the script, in script order."""
+def _sentence(rng, world, who, plural, pronoun, event, things):
+    """One sentence, built the same way wherever it stands in its story: the protagonist (noun
+    ``who``, or its pronoun) as subject, the event's verb phrase agreeing with it, the event's
+    object if it takes one, and one of the place's ``things``:
+    "The dog that the cats chase feeds the girls near the nets."."""
+    words = [pronoun] if rng.random() < _PRONOUN_PROB else _noun_phrase(rng, world, plural, index=who)
+    singular_phrase, plural_phrase, transitive = EVENTS[event]
+    words.append(plural_phrase if plural else singular_phrase)
+    if transitive and world.facts is not None:       # the fixed object: a fact to remember
+        words += ["the", world.plural_nouns[world.facts[(who, event)]]]
+    elif transitive:
+        words += _noun_phrase(rng, world, bool(rng.random() < 0.5))
+    words += [_PREPOSITIONS[rng.integers(len(_PREPOSITIONS))], "the", things[rng.integers(len(things))]]
+    sentence = " ".join(words) + "."
+    return sentence[0].upper() + sentence[1:]
+
+
+def _story(rng, world, held_out):
+    """One document: a protagonist at one place, living through consecutive events of the day's
+    cycle from a random start. Each sentence is drawn from the held-out part of all sentences
+    (``held_out``) or from the rest (``holdout.draw``)."""
     plural = bool(rng.random() < 0.5)
     who = int(rng.integers(len(world.nouns)))
-    noun = (world.plural_nouns if plural else world.nouns)[who]
     pronoun = "they" if plural else ("he", "she")[rng.integers(2)]
+    things = world.places[rng.integers(len(world.places))]
+    first = int(rng.integers(len(EVENTS)))                 # anywhere on the cycle
     n_events = int(rng.integers(world.events[0], world.events[1] + 1))
-    events = np.sort(rng.choice(len(EVENTS), size=n_events, replace=False))
-    place = int(rng.integers(world.topics)) if world.topics else None
-    among = world.place_nouns[place] if place is not None else None
-    sentences = []
-    for i, event in enumerate(events):
-        if i == 0:
-            subject = ["the", noun] + _relative_clause(rng, world, plural, 0)   # first mention
-        elif rng.random() < 0.5:
-            subject = [pronoun]
-        else:
-            subject = ["the", noun]
-        singular_phrase, plural_phrase, transitive = EVENTS[event]
-        words = subject + [plural_phrase if plural else singular_phrase]
-        if transitive and world.facts is not None:       # the fixed object: a fact to remember
-            words += ["the", world.plural_nouns[world.facts[(who, int(event))]]]
-        elif transitive:
-            words += _noun_phrase(rng, world, bool(rng.random() < 0.5), among=among)
-        if place is not None and (i == 0 or rng.random() < 0.3):
-            words += ["at", "the", _PLACES[place]]
-        if i > 0 and rng.random() < 0.3:
-            words = [_CONNECTIVES[rng.integers(len(_CONNECTIVES))] + ","] + words
-        sentence = " ".join(words) + "."
-        sentences.append(sentence[0].upper() + sentence[1:])
-    return sentences
+    return [holdout.draw(lambda rng: _sentence(rng, world, who, plural, pronoun, event, things), rng, held_out)
+            for event in (np.arange(first, first + n_events) % len(EVENTS)).tolist()]
 
 
 def grammar_corpus(n_documents, seed=0, **knobs):
     """``n_documents`` synthetic stories, deterministic for a given ``seed``; ``knobs`` set the
     difficulty (``nouns``, ``depth``, ``events``, ``topics``, ``facts``; see ``_World``), by default
-    ten nouns, clauses two deep, 4 to 8 events, no topics and no facts.
+    ten nouns, clauses two deep, 4 to 8 events, all six topics and no facts.
 
-    Each story follows one protagonist (singular or plural) through events of ``EVENTS``, always
-    in the script's order (one wakes up before falling asleep), so swapping two segments of a story
-    is detectable: sentence-order prediction is learnable. Verbs agree in number with their
-    subject, also across nested relative clauses ("The dog that the cats chase wakes up."), a
-    classic probe of what masked-word prediction learns.
+    Each story follows one protagonist (singular or plural) at one place through consecutive
+    events of ``EVENTS``, a day's cycle entered anywhere, so swapping two segments of a story is
+    detectable (the later one's events follow the earlier one's) while no single sentence says
+    where in its story it stands: sentence-order prediction is learnable, and only by comparing the
+    segments. Verbs agree in number with their subject, also across nested relative clauses ("The
+    dog that the cats chase wakes up near the boats."), a classic probe of what masked-word
+    prediction learns.
+
+    The stories that ``split_documents`` holds out (with its defaults, the split every run makes)
+    are written from the held-out tenth of all possible sentences (``holdout.is_held_out``), the
+    others from the rest: no held-out story has a sentence of a training story, by construction.
     """
     if n_documents < 1:
         raise InvalidValue(f"n_documents must be at least 1, got {n_documents}")
     world = _World(**knobs)
     rng = np.random.default_rng(seed)
-    return [_story(rng, world) for _ in range(n_documents)]
+    held_out = holdout.held_out_documents(n_documents) if n_documents > 1 else set()
+    return [_story(rng, world, i in held_out) for i in range(n_documents)]

@@ -23,12 +23,15 @@ that a rule that follows j < d pointers knows only that the answer is one of the
 import numpy as np
 
 from minishare.checks import is_int
+from minishare.data import holdout
 from minishare.errors import InvalidValue
 
 
 class PointerForest:
     """Forests of ``n_chains`` chains over an alphabet of ``n_symbols`` letters. ``sample(rng,
-    depth)`` draws one forest of that depth; ``batch(rng, batch_size, depth)`` draws many."""
+    depth)`` draws one forest of that depth; ``batch(rng, batch_size, depth)`` draws many. Both
+    draw training forests, or with ``held_out=True`` forests no training batch ever holds (the
+    tenth of all forests that ``holdout.is_held_out`` sets aside, whatever the tokens' order)."""
 
     def __init__(self, n_symbols=32, n_chains=4):
         if not is_int(n_chains) or n_chains < 2:
@@ -50,10 +53,14 @@ class PointerForest:
                                f"depth + 1 distinct letters out of {self.n_symbols}), got {depth!r}")
         return int(depth)
 
-    def sample(self, rng, depth):
+    def sample(self, rng, depth, held_out=False):
         """One forest: ids (T, 2) of (letter, pointer), labels (T,) the roots, depths (T,), with
-        T = n_chains · (depth + 1), in random order. ``rng``: a ``numpy.random.Generator``."""
+        T = n_chains · (depth + 1), in random order. ``rng``: a ``numpy.random.Generator``;
+        ``held_out``: a held-out forest instead of a training one."""
         depth = self.check_depth(depth)
+        return holdout.draw(lambda rng: self._forest(rng, depth), rng, held_out, key=_pointers)
+
+    def _forest(self, rng, depth):
         letters = rng.permutation(self.n_symbols)[:self.n_chains * (depth + 1)]
         chains = letters.reshape(self.n_chains, depth + 1)        # chains[c, d]: depth d, d = 0 the root
         pointers = np.concatenate([chains[:, :1], chains[:, :-1]], axis=1)   # depth d points to d − 1
@@ -63,9 +70,9 @@ class PointerForest:
         ids = np.stack([chains.ravel(), pointers.ravel()], axis=1)[order]     # (T, 2)
         return ids.astype(np.int64), roots.ravel()[order].astype(np.int64), depths.ravel()[order]
 
-    def batch(self, rng, batch_size, depth):
+    def batch(self, rng, batch_size, depth, held_out=False):
         """{"input_ids" (B, T, 2), "labels" (B, T), "depths" (B, T)}: ``batch_size`` forests."""
-        ids, labels, depths = zip(*(self.sample(rng, depth) for _ in range(batch_size)))
+        ids, labels, depths = zip(*(self.sample(rng, depth, held_out) for _ in range(batch_size)))
         return {"input_ids": np.stack(ids), "labels": np.stack(labels), "depths": np.stack(depths)}
 
     def no_lookup_accuracy(self, depth):
@@ -73,6 +80,11 @@ class PointerForest:
         ``depth``: 1 for a root (its label is itself) and a depth-1 node (its pointer), else one of
         the n_chains roots guessed, 1 / n_chains."""
         return 1.0 if depth <= 1 else 1.0 / self.n_chains
+
+
+def _pointers(forest):
+    """The forest as a problem, for the held-out split: its (letter, pointer) pairs in sorted order."""
+    return tuple(sorted(map(tuple, forest[0].tolist())))
 
 
 def follow_to_root(ids):

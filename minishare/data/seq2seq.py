@@ -14,12 +14,17 @@ to ids and ``collate`` pads a batch the way teacher forcing wants it:
 
 Every vocabulary starts with ``<pad> <bos> <eos>`` at ids 0, 1, 2. Everything random comes from
 ``numpy.random.default_rng(seed)``: the same seed gives the same examples.
+
+Held-out problems are never trained on: ``examples(task, n, seed, held_out=True)`` draws only from
+the tenth of all problems that ``holdout.is_held_out`` sets aside, and training (the default) only
+from the rest, whatever the seed (``task.key`` names the problem, ``holdout`` says why).
 """
 import string
 
 import numpy as np
 
 from minishare.checks import is_int
+from minishare.data import holdout
 from minishare.errors import InvalidValue
 
 SPECIALS = ("<pad>", "<bos>", "<eos>")
@@ -46,6 +51,11 @@ class Task:
             return [self._ids[symbol] for symbol in symbols]
         except KeyError as error:
             raise InvalidValue(f"{error.args[0]!r} is not in the {self.name} vocabulary") from None
+
+    def key(self, example):
+        """What makes an example (source, target) the problem it is, for the held-out split: its
+        source, as a tuple."""
+        return tuple(example[0])
 
     def decode(self, ids):
         """Symbols of ``ids`` (e.g. a model's output), stopping at the first ``<eos>`` and
@@ -236,6 +246,11 @@ class PointerTask(Task):
         start = self.letters[rng.integers(self.n_symbols)]
         return [f"{key}>{f[key]}" for key in keys] + [start], [follow(f, start, self.hops)]
 
+    def key(self, example):
+        """The problem is f and the start letter, whatever the order its pairs are written in."""
+        source = example[0]
+        return tuple(sorted(source[:-1])), source[-1]
+
     def baselines(self, pairs):
         """Exact match on ``pairs`` (source, target symbols) of the rules that need no model,
         {rule: fraction}: "most frequent letter" (always the target most common in ``pairs``, the
@@ -273,10 +288,11 @@ def get_task(name, **options):
     return TASKS[name](**options)
 
 
-def examples(task, n, seed):
-    """``n`` examples of ``task`` as (source ids, target ids), deterministic for ``seed``."""
+def examples(task, n, seed, held_out=False):
+    """``n`` examples of ``task`` as (source ids, target ids), deterministic for ``seed``: training
+    problems, or with ``held_out`` problems no training stream ever draws."""
     rng = np.random.default_rng(seed)
-    return [tuple(map(task.encode, task.sample(rng))) for _ in range(n)]
+    return [tuple(map(task.encode, holdout.draw(task.sample, rng, held_out, task.key))) for _ in range(n)]
 
 
 def collate(pairs, pad_to=None):

@@ -39,7 +39,7 @@ def requests(settings, out=None):
 def _measure(model, task):
     """Ponder times of the held-out examples: per stack, the mean over real tokens, the mean at
     each position, the mean per token identity, and the first few sequences token by token."""
-    batch = seq2seq.collate(seq2seq.examples(task, N_HELD_OUT, seed=HELD_OUT_SEED))
+    batch = seq2seq.collate(seq2seq.examples(task, N_HELD_OUT, seed=HELD_OUT_SEED, held_out=True))
     times = act_analysis.ponder_times(model, batch["src"], batch["tgt_in"],
                                       attention_mask=batch["src"] != seq2seq.PAD_ID)
     # the decoder position t reads tgt_in[t] and predicts tgt_out[t]: label it by what it predicts

@@ -74,7 +74,8 @@ def run(out, settings, progress=True):
     T = forest.n_chains * (test_depth + 1)
     seeds = {}
     for seed in settings.seeds:
-        batch = forest.batch(numpy.random.default_rng((seed, TEST_SEED)), settings.looped_test_forests, test_depth)
+        batch = forest.batch(numpy.random.default_rng((seed, TEST_SEED)), settings.looped_test_forests, test_depth,
+                             held_out=True)
         seeds[seed] = {"final": {}}
         for arm, config in arms.items():
             model, final = _train(config, forest, settings, seed, arm == "looped", progress)

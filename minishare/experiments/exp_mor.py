@@ -88,7 +88,7 @@ def run(out, settings, progress=True):
     T = forest.n_chains * (depth + 1)
     seeds = {}
     for seed in settings.seeds:
-        batch = forest.batch(numpy.random.default_rng((seed, TEST_SEED)), m["test_forests"], depth)
+        batch = forest.batch(numpy.random.default_rng((seed, TEST_SEED)), m["test_forests"], depth, held_out=True)
         seeds[seed] = {arm: _measure(_train(c, forest, settings, seed, progress), batch, depth)
                        for arm, c in arms.items()}
     sizes = {}

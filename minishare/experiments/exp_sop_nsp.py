@@ -109,12 +109,19 @@ def claims(result, seeds):
 
 
 def baselines(result, settings):
-    """The no-model rules of each task: the majority label and the best cue-only rule (mean over seeds)."""
+    """The no-model rules of each task, on the held-out examples its models are scored on (mean over
+    seeds): the majority label and every cue-only rule of ``cues.cue_accuracies``."""
     out = []
     for task in OBJECTIVES:
-        for key, name in (("majority", "majority label"), ("best_cue", "best cue-only rule")):
-            values = [c[task][key] for c in result["cues"]]
-            out.append(ledger.baseline("sop_nsp", f"eval_{task}_accuracy", name, sum(values) / len(values)))
+        tables = []
+        for seed in settings.seeds:
+            made, _ = make_task("pretrain", seed, settings.batch_size, settings.seq_len, task,
+                                settings.pretrain_corpus, settings.vocab_size)
+            tables.append(cues.cue_accuracies(made.train.examples(seed), made.eval_sets[task], made.tokenizer))
+        for rule in tables[0]:
+            name = "majority label" if rule == "majority" else f"cue-only rule {rule}"
+            out.append(ledger.baseline("sop_nsp", f"eval_{task}_accuracy", name,
+                                       sum(t[rule] for t in tables) / len(tables)))
     return out
 
 
