@@ -128,8 +128,8 @@ plot_bars(counts, ylabel="parameters with pre-training heads (millions)",
 #
 # The `tying` experiment of `reproduce` trains not-shared ALBERTs with a tied and an untied output
 # layer, with plain ($E = H$) and factorized ($E < H$) embeddings, once per seed, on the synthetic
-# grammar corpus (scripted stories, where a small model learns in CPU minutes; its vocabulary is
-# about 200 words, so the output matrix that tying saves is small here). Quick mode trains tiny
+# grammar corpus (stories of a day's events at six places; about 120 words, V = 317 tokens, so the
+# output matrix that tying saves is small here). Quick mode trains tiny
 # ones here; full mode loads the committed full run.
 
 # %%

@@ -244,7 +244,8 @@ def test_experiment_quick_runs_in_a_fresh_folder_and_full_reads_the_committed_re
     assert json.loads(json.dumps(result)) == result                    # plain JSON, as result.json holds it
     monkeypatch.setenv(course.ENV, "0")
     (tmp_path / "plans").mkdir()
-    full = {"data_pipeline": data.PIPELINE_VERSION, **json.loads(json.dumps(FULL.key()))}
+    from minishare.experiments import registry
+    full = registry.get("plans").settings(FULL).key()
     (tmp_path / "plans" / "result.json").write_text(json.dumps({"settings": full, "result": {"from": "disk"}}))
     monkeypatch.setattr(course, "FIGURES", str(tmp_path))
     assert course.experiment("plans", notebook="nb") == {"from": "disk"}
@@ -258,15 +259,32 @@ def test_experiment_quick_runs_in_a_fresh_folder_and_full_reads_the_committed_re
 
 def test_every_committed_result_was_made_with_the_full_settings():
     """Full-mode notebooks load book/figures/<name>/result.json only when the settings it read are
-    the library's FULL settings: a change to ``Settings`` must come with a rerun of what it changes."""
-    from minishare.experiments import registry
-    from minishare.experiments.experiment import key_matches
+    the library's FULL settings: a change to ``Settings`` must come with a rerun of what it changes.
+    A result of an older data pipeline is still the last full run; every page that shows it says
+    so (``made_before``), which is checked here on the book's tables."""
+    from minishare.experiments import book_cells, registry
+    from minishare.experiments.experiment import key_matches, made_before
     committed, stale = [], []
     for name, experiment in registry.experiments().items():
         path = os.path.join(course.FIGURES, name, "result.json")
         if os.path.exists(path):
             committed.append(name)
-            if not key_matches(json.load(open(path, encoding="utf-8"))["settings"], experiment.settings(FULL)):
+            saved = json.load(open(path, encoding="utf-8"))["settings"]
+            if not key_matches(saved, experiment.settings(FULL), older_data=True):
                 stale.append(path)
+            if made_before(saved):
+                assert made_before(saved) in book_cells.source_line(name, saved)
     assert len(committed) >= 15, committed
     assert not stale, f"made with other settings than FULL: {stale}"
+
+
+def test_a_result_of_an_older_data_pipeline_is_named_as_such():
+    from minishare.experiments import registry
+    from minishare.experiments.experiment import key_matches, made_before
+    view = registry.get("plans").settings(FULL)
+    older = {**view.key(), "data_pipeline": data.PIPELINE_VERSION - 1}
+    assert not key_matches(older, view) and key_matches(older, view, older_data=True)
+    assert not key_matches({**older, "seeds": [0]}, view, older_data=True)
+    assert made_before(view.key()) == ""
+    assert made_before(older).startswith(f"Made by data pipeline {data.PIPELINE_VERSION - 1}, before version "
+                                         f"{data.PIPELINE_VERSION} (")

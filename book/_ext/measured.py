@@ -17,6 +17,7 @@ import json
 import os
 
 from minishare.experiments import book_cells, claims as ledger, plan, registry, scorecard
+from minishare.experiments.experiment import made_before
 
 
 def said(figures, claim_id):
@@ -80,8 +81,10 @@ def scorecard_page(figures):
         return "*No plan and ledger in this checkout: run `python -m minishare reproduce --out book/figures`.*\n"
     n = scorecard.counts(rows)
     summary = ", ".join(f"{count} {outcome}" for outcome, count in n.items() if count)
-    return (f"{len(rows)} primary comparisons, planned before the run (`book/figures/plan.json`): {summary}.\n\n"
-            + scorecard.table(rows) + "\n")
+    older = sorted({made_before(loaded[0]) for name in registry.experiments()
+                    for loaded in [load(figures, name)] if loaded is not None} - {""})
+    return (f"{len(rows)} primary comparisons, planned before the run (`book/figures/plan.json`): {summary}."
+            + "".join(f" **{sentence}**" for sentence in older) + "\n\n" + scorecard.table(rows) + "\n")
 
 
 def load(figures, experiment):

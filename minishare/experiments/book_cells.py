@@ -3,6 +3,7 @@ experiment fills in (``book_tables``, see ``experiment``): numbers read from a c
 as text, and "not in this run" where the result lacks what a cell reads (the result files change
 shape as the experiments grow, and an old one must not break the book)."""
 from minishare.experiments import stats
+from minishare.experiments.experiment import made_before
 
 MISSING = "not in this run"
 
@@ -63,7 +64,7 @@ def source_line(experiment, settings, counted=False):
     seeds = settings.get("seeds")
     run = "the reproduction's quick run" if settings.get("quick") else "the reproduction"
     over = f", over seeds {', '.join(map(str, seeds))}" if seeds else ""
-    return f"Measured by {run}{over} ({where})."
+    return f"Measured by {run}{over} ({where}). {made_before(settings)}".rstrip()
 
 
 def claims_table(experiment, rows, result, settings):

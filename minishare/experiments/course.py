@@ -90,18 +90,19 @@ def experiment(name, notebook, progress=True, **quick_overrides):
 
     The line printed says which of the two happened."""
     from minishare.experiments import registry
-    from minishare.experiments.experiment import key_matches
+    from minishare.experiments.experiment import key_matches, made_before
     from minishare.experiments.settings import FULL, QUICK
     experiment = registry.get(name)
     if not is_quick():
         path = os.path.join(FIGURES, name, "result.json")
         committed = committed_result(name, with_settings=True)
-        if not key_matches(committed["settings"], experiment.settings(FULL)):
+        if not key_matches(committed["settings"], experiment.settings(FULL), older_data=True):
             raise ValueError(
                 f"{path} was made with other settings than this library's full run (an older "
                 f"reproduction): run `python -m minishare reproduce --out book/figures --only {name}` "
                 f"to redo it, or set {ENV}=1 to train the tiny version here")
-        print(f"Full mode: loading the committed results of the full run, {path} (the settings of `reproduce`).")
+        print(f"Full mode: loading the committed results of the full run, {path} (the settings of `reproduce`). "
+              + made_before(committed["settings"]))
         return committed["result"]
     settings = dataclasses.replace(QUICK, **quick_overrides)
     print(f"Quick mode: training the '{name}' experiment now on tiny settings "

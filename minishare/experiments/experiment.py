@@ -139,7 +139,23 @@ class View:
         return {"data_pipeline": data.PIPELINE_VERSION, **dict(sorted(fields.items()))}
 
 
-def key_matches(saved_key, view):
+def key_matches(saved_key, view, older_data=False):
     """True when a cached result's key (``View.key`` when it was made) equals ``view``'s now. A
-    key without a data version was made by version 1."""
-    return {"data_pipeline": 1, **saved_key} == view.key()
+    key without a data version was made by version 1. With ``older_data``, a key that differs
+    only by an older data pipeline matches too: the committed result of the last full run, shown
+    with ``made_before``'s line until the run is made again."""
+    saved, now = {"data_pipeline": 1, **saved_key}, view.key()
+    if older_data and saved["data_pipeline"] < now["data_pipeline"]:
+        saved = {**saved, "data_pipeline": now["data_pipeline"]}
+    return saved == now
+
+
+def made_before(saved_key):
+    """One sentence saying that a result was made by an older data pipeline, and what changed
+    since; "" for a result of this pipeline."""
+    old = saved_key.get("data_pipeline", 1)
+    if old >= data.PIPELINE_VERSION:
+        return ""
+    changes = "; ".join(data.PIPELINE_CHANGES.get(v, f"version {v}") for v in range(old + 1, data.PIPELINE_VERSION + 1))
+    return (f"Made by data pipeline {old}, before version {data.PIPELINE_VERSION} ({changes}): the full "
+            "reproduction has to run again to show this library's numbers.")

@@ -12,9 +12,10 @@ SEQ2SEQ_TASKS = ("copy", "reverse", "sort", "addition", "scan", "pointer")
 
 
 # The synthetic corpora by name: the grammar corpus's difficulty knobs (``data.grammar_corpus``).
-# "grammar-facts" is the pre-training corpus of the reproduction: a hundred nouns whose transitive
-# events have fixed objects (facts a model must store, where capacity matters), five places as
-# topics (a signal for NSP apart from order) and relative clauses two deep.
+# "grammar" is the pre-training corpus of the reproduction (settings.QUICK and FULL): ten nouns,
+# six places as topics, relative clauses two deep. "grammar-facts" adds a hundred nouns whose
+# transitive events have fixed objects (facts a model must store, where capacity matters) over
+# five places.
 GRAMMARS = {"grammar": {}, "grammar-facts": dict(nouns=100, depth=2, topics=5, facts=True)}
 
 
