@@ -30,3 +30,13 @@ def test_looped_experiment_runs_and_reports(tmp_path):
     found = reproduce.ledger_of(exp_looped.NAME, result, settings)
     assert len(found["claims"]) == 4 and not ledger.problems(found)
     assert found["baselines"][0]["value"] == pytest.approx(1 / settings.looped_forest["n_chains"])
+
+
+def test_a_flat_curve_has_no_peak(monkeypatch):
+    """Every r scoring 0.016 is no peak at r = 1: the reading says the curve is flat."""
+    result = {"max_iterations": 3, "mean_iterations": 2, "seeds": {"0": None}}
+    values = {1: 0.016, 2: 0.016, 3: 0.016}
+    monkeypatch.setattr(exp_looped, "beyond_accuracy", lambda result, seed, arm, r=None: values[r])
+    assert exp_looped.peak_reading(result, "0") == "flat at 0.016"
+    values[2] = 0.5
+    assert exp_looped.peak_reading(result, "0") == "r = 2 (0.500)"

@@ -59,9 +59,8 @@ def observations(result):
     """Facts read off this run (no comparison between variants: those are ``claims``)."""
     params = {name: r["params"] for name, r in result.items()}
     return [f"all-shared has {params['not-shared'] / params['all-shared']:.1f}× fewer parameters than "
-            f"not-shared ({params['all-shared']:,} vs {params['not-shared']:,}) and does the same computation. "
-            "The step times in the table are not compared: these runs trained several at a time in parallel "
-            "processes on a shared machine; the memory-and-time section times steps back to back."]
+            f"not-shared ({params['all-shared']:,} vs {params['not-shared']:,}) and does the same computation "
+            "(the memory-and-time section times the steps back to back; these runs trained side by side)."]
 
 
 def claims(result, seeds):

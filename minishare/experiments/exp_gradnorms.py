@@ -185,7 +185,8 @@ def claims(result, seeds):
             out.append(ledger.compare(
                 f"gradnorms.{_slug(label)}.step{step}.post_vs_pre", "gradnorms",
                 f"Distance of the gradient-norm profile from level, |ln(top / bottom)|, {label}, {when}",
-                "abs_log_top_bottom", "lower", "Post-LN", "Pre-LN", seeds, level["post"], level["pre"], digits=2))
+                "abs_log_top_bottom", "lower", "Post-LN", "Pre-LN", seeds, level["post"], level["pre"], digits=2,
+                says="has the more level profile"))
     cycle_rev, not_shared = labels[2], labels[0]
     for norm in NORMS:
         for position, name in ((0, "lowest"), (N - 1, "highest")):
@@ -195,7 +196,7 @@ def claims(result, seeds):
                 f"gradnorms.{norm}ln.{name}_position.cycle_rev_vs_not_shared", "gradnorms",
                 f"Gradient norm of the {name} position ({position + 1} of {N}), {LN_NAMES[norm]}, after {last} steps",
                 f"gradient_norm_position_{position + 1}", "higher", f"{cycle_rev}, {LN_NAMES[norm]}",
-                f"{not_shared}, {LN_NAMES[norm]}", seeds, a, b, digits=4))
+                f"{not_shared}, {LN_NAMES[norm]}", seeds, a, b, digits=4, says="receives the larger gradient"))
     return out
 
 

@@ -168,11 +168,23 @@ def report(result, figs):
     return "\n".join(lines)
 
 
+FLAT = 0.01       # a curve whose accuracies all lie within this of each other has no peak
+
+
+def peak_reading(result, seed):
+    """Where thinking longer stops helping, for one seed: "r = k (0.812)", or "flat at 0.016" when
+    every r scores within ``FLAT`` of the others (the first of equal maxima is no peak)."""
+    values = [beyond_accuracy(result, seed, "looped", r) for r in range(1, result["max_iterations"] + 1)]
+    if max(values) - min(values) < FLAT:
+        return f"flat at {max(values):.3f}"
+    r, best = best_r(result, seed)
+    return f"r = {r} ({best:.3f})"
+
+
 def observations(result):
-    found = [best_r(result, s) for s in _seeds(result)]
-    return [f"Where thinking longer stops helping: accuracy beyond training peaks at r = "
-            f"{', '.join(str(r) for r, _ in found)} (one per seed; tested up to {result['max_iterations']}, "
-            f"trained with r̄ = {result['mean_iterations']}), at {', '.join(f'{a:.3f}' for _, a in found)}."]
+    return [f"Where thinking longer stops helping: accuracy beyond training peaks at "
+            f"{'; '.join(peak_reading(result, s) for s in _seeds(result))} (one per seed; tested up to "
+            f"r = {result['max_iterations']}, trained with r̄ = {result['mean_iterations']})."]
 
 
 def claims(result, seeds):
@@ -224,7 +236,7 @@ def _book_rows(settings, said):
         return f
 
     def peaks(res):
-        return ", ".join(str(best_r(res, s)[0]) for s in cells.get(res, "seeds"))
+        return "; ".join(peak_reading(res, s) for s in cells.get(res, "seeds"))
     return [
         ("accuracy rises with test-time iterations",
          "recurrent depth: accuracy on reasoning benchmarks rises with test-time iterations (Geiping et al., "
@@ -236,5 +248,5 @@ def _book_rows(settings, said):
         ("against not-shared models of the same parameters and the same compute", "not reported on this task",
          lambda res: f"same parameters {beyond(ARMS[1])(res)}, same compute {beyond(ARMS[2])(res)}"),
         ("where more iterations stop helping", "not reported on this task",
-         lambda res: f"accuracy beyond training peaks at r = {peaks(res)} (per seed)"),
+         lambda res: f"accuracy beyond training peaks at {peaks(res)} (per seed)"),
     ]

@@ -114,6 +114,11 @@ def _markdown(sections, settings, out):
              f"Settings: {'quick (CI)' if settings.quick else 'long' if settings == LONG else 'full'} run; every model is tiny and trained on "
              "2 CPU cores, so the figures show the direction of the papers' effects where it is visible, "
              "and say so where it is not.", ""]
+    if settings.quick:
+        lines += ["**The quick tier is a smoke test:** tiny models, a few dozen updates, two seeds. It shows that "
+                  "every experiment runs end to end; nothing in it is a result, and most comparisons below are "
+                  "not compared because the models have not beaten the no-model baselines. The book's numbers "
+                  "are the full run's (`python -m minishare reproduce`, committed in `book/figures`).", ""]
     for title, figs, text, notes, found in sections:
         lines += [f"## {title}", "", text, ""]
         if found["baselines"]:
