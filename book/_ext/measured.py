@@ -1,7 +1,7 @@
 """The chapters' "what the papers report against what we measured" tables, generated at build time.
 
-The *paper* column holds the papers' published numbers (from ``shared/papers.md``, cited in each
-row); the *measured* column is read from the reproduction's ``book/figures/<experiment>/result.json``
+The *paper* column holds the papers' published numbers (each row cites its paper and
+table); the *measured* column is read from the reproduction's ``book/figures/<experiment>/result.json``
 when the book is built, never typed. A measurement over seeds prints as mean ± std (min–max). A
 comparison between two arms is the ledger's sentence (``book/figures/claims.json``, made by
 ``minishare.experiments.claims``): the paired difference over seeds with its 95% interval and its
