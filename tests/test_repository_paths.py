@@ -6,8 +6,10 @@ reference finds what it names. The references read are the ones a reader follows
 - the path of a MyST ``include``, ``literalinclude``, ``image`` or ``figure`` directive;
 - a path that starts at a folder of the repository's top level (``minishare/nn/act.py``,
   ``book/figures/report.md``) or at the folder of notes outside it that files once cited (its name
-  is in ``mention_pattern``), or that climbs out of its folder (``../``), in Markdown text and in
-  Python comments and docstrings (a string in code is data, often a path made up for a test);
+  is in ``mention_pattern``), or a file's path that climbs out of its folder (``../README.md``; a
+  folder named so, as in ``release --out ../my-exercises``, is where a command writes), in Markdown
+  text and in Python comments and docstrings (a string in code is data, often a path made up for a
+  test);
 - a bare Markdown file name (``README.md``) mentioned in the same places, which must exist in some
   folder of the repository.
 
@@ -59,9 +61,10 @@ def top_folders():
 
 def mention_pattern():
     tops = "|".join(re.escape(t) for t in top_folders() + ["shared"])
-    # a path from a top folder, or one that climbs (../), made of name characters; a placeholder's
-    # <, *, { or $ right after it means the path goes on in a form that is not a file name
-    return re.compile(r"(?<![\w/.$<>{}@:-])((?:\.\./)+[\w.-][\w./-]*|(?:%s)/[\w./-]*)(?![\w<>*{}$])" % tops)
+    # a path from a top folder, or a file's that climbs (../, ending in .ext), made of name characters;
+    # a placeholder's <, *, { or $ right after it means the path goes on in a form that is not a name
+    return re.compile(r"(?<![\w/.$<>{}@:-])((?:\.\./)+[\w.-][\w./-]*\.[A-Za-z]\w*|(?:%s)/[\w./-]*)(?![\w<>*{}$/])"
+                      % tops)
 
 
 BARE_MD = re.compile(r"(?<![\w/.$<>{}@:-])([\w-]+\.md)\b")
@@ -85,7 +88,8 @@ def python_prose(text):
 
 def exists(path, folder):
     """``path`` names something in the repository, read from the root or from ``folder``."""
-    return any(os.path.exists(os.path.normpath(os.path.join(ROOT, base, path))) for base in ("", folder))
+    inside = [os.path.normpath(os.path.join(base, path)) for base in ("", folder)]
+    return any(not p.startswith("..") and os.path.exists(os.path.join(ROOT, p)) for p in inside)
 
 
 def skipped(path):
@@ -139,5 +143,6 @@ def test_every_reference_to_a_path_is_in_the_repository():
             text = f.read()
         prose = python_prose(text) if name.endswith(".py") else [(1, text)]
         problems += broken(name, text, prose, md_names)
+    problems = list(dict.fromkeys(problems))          # a link found as a link and as a mention, once
     assert not problems, "references to paths that are not in the repository:\n" + "\n".join(problems)
 
