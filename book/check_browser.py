@@ -259,11 +259,14 @@ def check(root, screens, chromium):
                                                " || window.MathJax?.startup?.promise", timeout=20000)
                     except Exception:
                         current["errors"].append("math not rendered (no mjx-container after 20 s)")
-                try:        # book.js has put its scroll cues in place (after MathJax)
-                    page.wait_for_function("() => document.documentElement.dataset.scrollCues === 'done'",
-                                           timeout=20000)
-                except Exception:
-                    current["errors"].append("book.js did not mark the boxes that scroll (no data-scroll-cues)")
+                if not page.locator("script[src*='book.js']").count():
+                    current["errors"].append("book.js is not loaded: nothing marks the boxes that scroll sideways")
+                else:
+                    try:        # book.js has put its scroll cues in place (after MathJax)
+                        page.wait_for_function("() => document.documentElement.dataset.scrollCues === 'done'",
+                                               timeout=20000)
+                    except PlaywrightTimeout:
+                        current["errors"].append("book.js did not mark the boxes that scroll (no data-scroll-cues)")
                 # every image has finished, loaded or failed (lazy images are not deferred here)
                 page.wait_for_function("() => [...document.images].every(i => i.complete)")
                 for src in page.eval_on_selector_all(

@@ -26,7 +26,7 @@
           const line = document.createElement("div");
           line.className = CUE;
           line.setAttribute("aria-hidden", "true");
-          line.textContent = "wider than the screen: scroll sideways \u21c4";
+          line.textContent = "this box scrolls sideways \u21c4";
           el.parentNode.insertBefore(line, el);
         }
       } else if (el.classList.contains("scrolls")) {
