@@ -79,12 +79,14 @@ OVERFLOW = """() => {
 
 
 # Boxes of the text (furo's <article>) wider inside than they show: cut, or scrolling sideways
-# without the cue line book.js puts before them. (MathJax's copy of an equation for screen readers
-# is clipped on purpose and never shown.)
+# without the cue line book.js puts before them. (Inside an equation, MathJax clips its own parts on
+# purpose, the extenders of stretched delimiters and the copy for screen readers: only the
+# equation's box, mjx-container, is looked at.)
 HIDDEN = """() => {
   const found = [];
   for (const el of document.querySelectorAll("article *")) {
-    if (el.closest("mjx-assistive-mml") || el.clientWidth === 0 || el.scrollWidth <= el.clientWidth + 1) continue;
+    if ((el.tagName !== "MJX-CONTAINER" && el.closest("mjx-container")) || el.clientWidth === 0
+        || el.scrollWidth <= el.clientWidth + 1) continue;
     const o = getComputedStyle(el).overflowX;
     const text = JSON.stringify((el.textContent || "").trim().slice(0, 50));
     const what = `${el.tagName.toLowerCase()} (${el.scrollWidth} px in ${el.clientWidth} px)`;
