@@ -26,6 +26,7 @@ used (it needs the internet). For every page it fails on:
   (``minishare/analysis/figure_style.py``), so shown w px wide its smallest text is
   w · (FONT_SIZE − 1) / (72 · WIDTH) px (every image at least 300 px wide in its own pixels is
   taken for a figure);
+- a page without ``book.js``, or whose ``book.js`` has not marked its boxes 20 s after MathJax;
 - Markdown left as text: a table's separator row (``|---|---|``, dashes or the dashes smartquotes
   made of them) in the page's text outside code, where a Markdown table was not parsed.
 
