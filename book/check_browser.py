@@ -17,7 +17,18 @@ used (it needs the internet). For every page it fails on:
 - at phone width (390 px), horizontal overflow: the page wider than the screen
   (``document.documentElement.scrollWidth > clientWidth``), or an element of the text that reaches
   past the screen's edge (so it widens the page or is cut) without being inside a box that scrolls
-  sideways (``overflow-x: auto`` or ``scroll``: a wide table or equation must scroll in its box).
+  sideways (``overflow-x: auto`` or ``scroll``: a wide table or equation must scroll in its box);
+- at phone width, a box of the text that holds more than it shows: cut (``overflow-x: hidden`` or
+  ``clip``), or scrolling sideways without the cue that says so (the line ``book/_static/book.js``
+  puts before it, which must be visible);
+- at phone width, a figure whose smallest text is under 8 px: a figure is drawn
+  ``figure_style.WIDTH`` inches wide with text of at least ``FONT_SIZE - 1`` points
+  (``minishare/analysis/figure_style.py``), so shown w px wide its smallest text is
+  w · (FONT_SIZE − 1) / (72 · WIDTH) px (every image at least 300 px wide in its own pixels is
+  taken for a figure);
+- a page without ``book.js``, or whose ``book.js`` has not marked its boxes 20 s after MathJax;
+- Markdown left as text: a table's separator row (``|---|---|``, dashes or the dashes smartquotes
+  made of them) in the page's text outside code, where a Markdown table was not parsed.
 
 It saves a screenshot of the first screen of each chapter, notebook and reference page, at
 desktop width (1280 px) and at phone width (390 px), plus one of the navigation opened on a phone.
@@ -34,6 +45,7 @@ import threading
 import urllib.parse
 
 BOOK = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(BOOK))      # this checkout's minishare, for the figures' style
 CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
                   "--disable-default-apps", "--disable-extensions"]
@@ -65,6 +77,61 @@ OVERFLOW = """() => {
           elements: found.slice(0, 5).map(e => `${name(e)} (right edge at ${Math.round(e.getBoundingClientRect().right)} px): `
                                                + JSON.stringify((e.textContent || "").trim().slice(0, 60)))};
 }"""
+
+
+# Boxes of the text (furo's <article>) wider inside than they show: cut, or scrolling sideways
+# without the cue line book.js puts before them. (Inside an equation, MathJax clips its own parts on
+# purpose, the extenders of stretched delimiters and the copy for screen readers: only the
+# equation's box, mjx-container, is looked at.)
+HIDDEN = """() => {
+  const found = [];
+  for (const el of document.querySelectorAll("article *")) {
+    if ((el.tagName !== "MJX-CONTAINER" && el.closest("mjx-container")) || el.clientWidth === 0
+        || el.scrollWidth <= el.clientWidth + 1) continue;
+    const o = getComputedStyle(el).overflowX;
+    const text = JSON.stringify((el.textContent || "").trim().slice(0, 50));
+    const what = `${el.tagName.toLowerCase()} (${el.scrollWidth} px in ${el.clientWidth} px)`;
+    if (o === "hidden" || o === "clip") found.push(`${what} is cut, nothing shows the rest: ${text}`);
+    else if (o === "auto" || o === "scroll") {
+      const cue = el.previousElementSibling;
+      if (!(cue && cue.classList.contains("scroll-cue") && cue.getBoundingClientRect().height > 0))
+        found.push(`${what} scrolls sideways with no cue that it does: ${text}`);
+    }
+  }
+  return found.slice(0, 5);
+}"""
+# A Markdown table left as text: its separator row in the text of a block, code removed.
+RAW_TABLES = r"""() => {
+  const row = /(^|\n)[ \t]*\|([ \t]*:?[-\u2010-\u2015\u2212]+:?[ \t]*\|)+[ \t]*(\n|$)/;
+  const found = [];
+  for (const el of document.querySelectorAll("article p, article li, article dd, article dt, article td, article th, article blockquote")) {
+    const copy = el.cloneNode(true);
+    copy.querySelectorAll("code, pre, kbd, samp").forEach(c => c.remove());
+    if (row.test(copy.textContent)) found.push(JSON.stringify(copy.textContent.trim().slice(0, 60)));
+  }
+  return found.slice(0, 5);
+}"""
+FIGURES = """() => [...document.querySelectorAll("article img")].filter(i => i.naturalWidth >= 300)
+  .map(i => ({src: i.getAttribute("src"), width: i.getBoundingClientRect().width}))"""
+SMALLEST_TEXT = 8          # px: the least a figure's text may be on a phone
+
+
+def smallest_text_fraction():
+    """The smallest text of a course figure as a fraction of the figure's width."""
+    from minishare.analysis import figure_style
+    return (figure_style.FONT_SIZE - 1) / (72 * figure_style.WIDTH)
+
+
+def phone_problems(page):
+    """What a phone reader cannot see (see ``HIDDEN`` and ``FIGURES``), as messages; [] when nothing."""
+    problems = [f"hidden overflow: {e}" for e in page.evaluate(HIDDEN)]
+    fraction = smallest_text_fraction()
+    for figure in page.evaluate(FIGURES):
+        text = figure["width"] * fraction
+        if text < SMALLEST_TEXT:
+            problems.append(f"figure text {text:.1f} px (under {SMALLEST_TEXT} px): {figure['src']} shown "
+                            f"{figure['width']:.0f} px wide")
+    return problems
 
 
 def overflow_problems(page):
@@ -195,6 +262,14 @@ def check(root, screens, chromium):
                                                " || window.MathJax?.startup?.promise", timeout=20000)
                     except Exception:
                         current["errors"].append("math not rendered (no mjx-container after 20 s)")
+                if not page.locator("script[src*='book.js']").count():
+                    current["errors"].append("book.js is not loaded: nothing marks the boxes that scroll sideways")
+                else:
+                    try:        # book.js has put its scroll cues in place (after MathJax)
+                        page.wait_for_function("() => document.documentElement.dataset.scrollCues === 'done'",
+                                               timeout=20000)
+                    except PlaywrightTimeout:
+                        current["errors"].append("book.js did not mark the boxes that scroll (no data-scroll-cues)")
                 # every image has finished, loaded or failed (lazy images are not deferred here)
                 page.wait_for_function("() => [...document.images].every(i => i.complete)")
                 for src in page.eval_on_selector_all(
@@ -202,8 +277,9 @@ def check(root, screens, chromium):
                     current["errors"].append(f"image not loaded: {src}")
                 if not phone:
                     current["errors"] += broken_links(root, os.path.join(root, rel))
+                    current["errors"] += [f"Markdown table left as text: {t}" for t in page.evaluate(RAW_TABLES)]
                 else:
-                    current["errors"] += overflow_problems(page)
+                    current["errors"] += overflow_problems(page) + phone_problems(page)
                 if name:
                     page.screenshot(path=os.path.join(screens, f"{name}{'_phone' if phone else ''}.png"))
                 if current["errors"]:

@@ -38,6 +38,10 @@ nb_execution_timeout = 600
 nb_execution_raise_on_error = True            # a cell that raises fails the build
 nb_execution_show_tb = True
 nb_merge_streams = True
+# A notebook's Markdown output (the experiments' tables and sentences, course.show_experiment) is
+# read as MyST, like the chapters: myst-nb's default, CommonMark, has no tables, and printed them
+# as raw "| a | b |" lines.
+nb_render_markdown_format = "myst"
 
 # --- the API reference ------------------------------------------------------------------------------
 autodoc_default_options = {"members": True, "undoc-members": True}
@@ -54,6 +58,7 @@ html_theme = "furo"
 html_title = "minishare"
 html_static_path = ["_static"]
 html_css_files = ["book.css"]
+html_js_files = ["book.js"]                   # says where a box scrolls sideways (book.css)
 html_last_updated_fmt = None
 html_show_sourcelink = False
 html_theme_options = {"navigation_with_keys": True}

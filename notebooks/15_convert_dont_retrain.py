@@ -162,6 +162,15 @@ plan_figure.plot_plans({"immediate block-wise (N = 6)": sharing.Plan.build("imme
                         "cycle (M = 3, N = 6)": sharing.Plan.build("cycle", 6, 3)})
 
 # %% [markdown]
+# ## 15.7 Exercises
+#
+# 1. **A shared layer relaxed by a low-rank correction** (exercise 18 in `exercises/ex18_lora_relax`):
+#    the relaxed linear's forward and backward, its SVD initialization, and its count with the
+#    break-even rank.
+# 2. In 15.3, relax the **stepwise** and the **lower** conversions too (`to_relaxed`'s `init`). At
+#    r = 0 which of the three is closest to the original's logits, and does the order hold at r = 8?
+
+# %% [markdown]
 # ## Questions
 #
 # 1. A square H × H matrix relaxed at rank r costs 2 H r per position. At which r does a relaxed
@@ -175,8 +184,19 @@ break_even = next(r for r in range(H + 1) if M * H * H + N * 2 * H * r >= N * H 
 course.reveal(guess, break_even, "the rank where the relaxed stack stores as much as the original")
 
 # %% [markdown]
-# 2. Stepwise takes layers 0 and 2 for Cycle M = 2 of N = 4, but set 1 serves positions 1 and 3.
+# 2. Basis Sharing at k = 4 (15.4) turns the four query weights of the model of 15.2, 16 × 16 each
+#    with a bias of 16, into one shared basis of H × k and, per layer, k × H coefficients and the
+#    bias. The four query layers held 4 · (256 + 16) = 1,088 numbers: how many do they hold now?
+#    Predict it, then run the cell.
+
+# %%
+guess = None   # your prediction of the numbers the four Basis-shared query layers store
+queries = minishare.nn.ModuleList([s.sublayer.query for s in to_basis_shared(original, 4).decoder.attention_sets])
+course.reveal(guess, count_parameters(queries), "numbers in the four query layers at k = 4")
+
+# %% [markdown]
+# 3. Stepwise takes layers 0 and 2 for Cycle M = 2 of N = 4, but set 1 serves positions 1 and 3.
 #    Why might a set initialized from a layer it does not serve still be a good start? (The paper
 #    compares the three initializations; read its Sec. 3.)
-# 3. Basis Sharing's error is lowest for the weight types whose layers are most alike. Which of
+# 4. Basis Sharing's error is lowest for the weight types whose layers are most alike. Which of
 #    the four attention weights above shares its basis best, and does that hold for another seed?

@@ -35,7 +35,7 @@ def cycle(N, M):
 
 
 def cycle_rev(N, M, rule="paper"):
-    """Task 3. Cycle (rev), by either rule (papers.md, Takase & Kiyono):
+    """Task 3. Cycle (rev), by either rule (Takase & Kiyono, Sec. 2, and their code):
 
     - ``"paper"`` (the text): Cycle for the first M·(⌈N/M⌉ − 1) positions, the sets in reverse
       order (M−1, M−2, ...) for the remaining ones; M = 3, N = 7: A B C A B C C. With M = N every

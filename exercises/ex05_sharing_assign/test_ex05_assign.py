@@ -1,4 +1,4 @@
-"""Cases of exercise 5: the paper's worked examples (papers.md), hand-worked schedules, and the
+"""Cases of exercise 5: the paper's worked examples (M = 3, N = 6, Sec. 2), hand-worked schedules, and the
 properties every plan must have, for every M of N up to 12.
 
 Each case's probe calls ``assign`` (the student's module) and returns the schedules; its judge,

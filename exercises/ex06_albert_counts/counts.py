@@ -7,8 +7,8 @@ type_vocab_size, norm_position ("post" or "pre"), ``config.has_embedding_project
 the embeddings go through the E -> H dense: by default only when E != H, and always when the
 config says ``embedding_projection=True``), and ``config.plan()``, whose ``n_sets("attention")``
 and ``n_sets("ffn")`` say how many distinct sets of each component the encoder holds. Every dense
-layer has a bias; every LayerNorm a weight and a bias. Count as the paper does (see
-shared/papers.md): the attention component carries its LayerNorm, the FFN component the
+layer has a bias; every LayerNorm a weight and a bias. Count as the paper does (its
+Tables 3 and 4): the attention component carries its LayerNorm, the FFN component the
 LayerNorm after it, and the encoder ends in a pooler (H × H dense with bias); a Pre-LN encoder
 ("pre") also ends in a final LayerNorm over H before the pooler.
 

@@ -10,7 +10,7 @@ from minishare.grader.cases import case
 from minishare.models import AlbertConfig
 
 # The paper prints millions rounded or truncated; BERT-base-shaped rows (E = 768 not-shared) are
-# printed 108M although the architecture with its pooler has 109.08M (shared/papers.md).
+# printed 108M although the architecture with its pooler has 109.08M (as Table 1 prints it).
 TABLE_3 = {64: (87, 10), 128: (89, 12), 256: (93, 16), 768: (108, 31)}          # not-shared, all-shared
 TABLE_4 = {"all-shared": (31, 12), "shared-attention": (83, 64),
            "shared-ffn": (57, 38), "not-shared": (108, 89)}                      # E = 768, E = 128

@@ -47,7 +47,22 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    from minishare.grader import check, gradescope, grade, regions, release
+    problems = []
+    if args.source == catalog.default_root() and not os.path.isfile(os.path.join(args.source, catalog.TABLE)):
+        # minishare installed without its checkout (pip install .): no exercises/ beside the package
+        problems.append(f"no exercises at {args.source}: pass --source <checkout>/exercises, the exercises "
+                        "folder of a minishare checkout")
+    try:
+        from minishare.grader import check, gradescope, grade, regions, release
+    except ModuleNotFoundError as err:
+        if not err.name or err.name.split(".")[0] == "minishare":
+            raise                         # a module of ours missing is a bug: its traceback
+        problems.insert(0, f"the exercises' tools need the package {err.name!r}, which is not installed: "
+                           f"pip install {err.name}")
+    if problems:
+        for problem in problems:
+            print(f"error: {problem}", file=sys.stderr)
+        return 1
     try:
         if args.command == "release":
             written = release.release(args.source, args.out, args.only)
