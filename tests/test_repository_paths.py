@@ -15,7 +15,8 @@ reference finds what it names. The references read are the ones a reader follows
 
 Not references: paths that the .gitignore's anchored entries make build outputs (``book/_build/``,
 ``runs/``: made by a command, absent from a checkout), the book's ``_generated/`` parts (written at
-build time), and placeholders (a folder or file name with ``NN`` in it, as in ``exNN_topic/``).
+build time), and placeholders (a folder or file name with ``NN`` or ``NAME`` in it, as in
+``exNN_topic/`` or ``exp_NAME.py``).
 """
 import ast
 import io
@@ -95,7 +96,7 @@ def exists(path, folder):
 def skipped(path):
     path = os.path.normpath(path)
     return ((path + "/").startswith(outputs()) or "_generated" in path.split(os.sep)
-            or any("NN" in part for part in path.split(os.sep)))
+            or any("NN" in part or "NAME" in part for part in path.split(os.sep)))
 
 
 def broken(name, text, prose, md_names):
