@@ -81,7 +81,9 @@ def parse_args():
                              "or at all B x T, as Hugging Face's model does")
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory processes")
     parser.add_argument("--profile", action="store_true",
-                        help="profile minishare's steps with cProfile and print the top ops")
+                        help="profile minishare's steps with cProfile and print the top functions")
+    parser.add_argument("--no-anatomy", action="store_true",
+                        help="skip the floor (the step's matrix products alone) and the profile by kind")
     parser.add_argument("--memory-of", help=argparse.SUPPRESS)   # in a child: {framework, shape, sharing}
     args = parser.parse_args()
     args.shapes = ({"custom": dict(preset=args.preset, vocab_size=args.vocab_size, batch_size=args.batch_size,
@@ -99,6 +101,7 @@ import minishare  # noqa: E402
 from minishare.analysis import count_parameters  # noqa: E402
 from minishare import optim as ms_optim  # noqa: E402
 from minishare.models import AlbertConfig, AlbertForPreTraining  # noqa: E402
+import step_anatomy  # noqa: E402  (next to this script)
 
 try:
     import torch
@@ -145,11 +148,18 @@ class MinishareStep:
         self.optimizer = ms_optim.AdamW(self.model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
 
     def __call__(self):
+        loss = self.forward_backward()
+        self.update()
+        return float(loss.item())
+
+    def forward_backward(self):
         loss = self.model(**self.batch).loss
         loss.backward()
+        return loss
+
+    def update(self):
         self.optimizer.step()
         self.optimizer.zero_grad()
-        return float(loss.item())
 
 
 # ============================================================================== PyTorch
@@ -367,18 +377,39 @@ def run_variant(shape_name, shape, sharing):
     if device is None:
         print("PyTorch: not importable, or without CUDA while minishare runs on a GPU "
               "(pip install torch, a CUDA build for a GPU); no ratio")
+        anatomy(steps["minishare"], medians)
         return medians, {}
     drift = max(abs(a - b) for name in steps for a, b in zip(losses["minishare"][:3], losses[name][:3]))
     print(f"same network: first 3 losses of all three agree to {drift:.1e} "
           f"({'ok' if drift < 1e-3 else 'MISMATCH: the models differ'})")
     print(f"time ratio  : minishare / PyTorch Hugging Face style = {medians['minishare'] / medians['torch-hf']:.2f}x, "
           f"minishare / PyTorch same gather = {medians['minishare'] / medians['torch-gather']:.2f}x")
+    anatomy(steps["minishare"], medians)
     peaks = {} if ARGS.no_memory or device != "cpu" else measure_peaks(shape, sharing)
     if peaks:
         print(f"peak memory : minishare {peaks['minishare']:.1f} MB, PyTorch Hugging Face style "
               f"{peaks['torch-hf']:.1f} MB, same gather {peaks['torch-gather']:.1f} MB; ratios "
               f"{peaks['minishare'] / peaks['torch-hf']:.2f}x, {peaks['minishare'] / peaks['torch-gather']:.2f}x")
     return medians, peaks
+
+
+def anatomy(step, medians):
+    """The floor (the step's matrix products alone, back to back) into ``medians["floor"]``, and
+    the profile of minishare's step by kind (``step_anatomy``)."""
+    if ARGS.no_anatomy:
+        return
+    found = step_anatomy.floor(step, ARGS.steps)
+    if found is None:
+        print("floor       : not measured (the products are recorded on the NumPy backend only)")
+    else:
+        medians["floor"], count, gflop = found
+        over = "".join(f", {name} {medians[name] / medians['floor']:.2f}x" for name in ("torch-gather",)
+                       if name in medians)
+        print(f"floor       : minishare's {count} matrix products ({gflop:.2f} GFLOP) alone, back to back: "
+              f"{medians['floor'] * 1e3:.1f} ms; step / floor: minishare {medians['minishare'] / medians['floor']:.2f}x"
+              f"{over} (PyTorch doing the same gather)")
+    seconds = step_anatomy.profile(step.forward_backward, step.update, max(ARGS.steps, 2))
+    step_anatomy.print_profile(seconds, medians["minishare"])
 
 
 # ============================================================================== memory
@@ -474,6 +505,9 @@ def main():
           "HF = PyTorch as Hugging Face writes it, gather = PyTorch with minishare's gather)")
     for shape_name, sharing, medians, peaks in results:
         line = f"  {sharing:<12} {shape_name:<6} time: minishare {medians['minishare'] * 1e3:8.1f} ms"
+        if "floor" in medians:
+            line += (f"  floor {medians['floor'] * 1e3:8.1f} ms  step/floor "
+                     f"{medians['minishare'] / medians['floor']:.2f}x")
         if "torch-hf" in medians:
             line += (f"  HF {medians['torch-hf'] * 1e3:8.1f} ms  ratio {medians['minishare'] / medians['torch-hf']:.2f}x"
                      f"  gather {medians['torch-gather'] * 1e3:8.1f} ms  ratio "
