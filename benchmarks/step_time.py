@@ -3,6 +3,7 @@ and measure each one's peak memory.
 
     python benchmarks/step_time.py --threads 1          # the tiny and base shapes below, all-shared, CPU
     python benchmarks/step_time.py --threads 1 --shapes course --mlm all --steps 30
+    python benchmarks/step_time.py --threads 2 --shapes small,base --no-memory
     python benchmarks/step_time.py --shapes tiny --variants all-shared,not-shared --steps 20
     python benchmarks/step_time.py --preset albert-base --vocab-size 30000 --batch-size 8 --seq-len 128
     python benchmarks/step_time.py --profile            # also: where minishare's step spends its time
@@ -10,7 +11,8 @@ and measure each one's peak memory.
 Shapes: ``tiny`` is albert-tiny with V = 2000 on a batch of 16 x 64 tokens; ``base`` is ALBERT-base
 (V = 30,000, E = 128, H = 768, N = 12) on 8 x 128 tokens; ``course`` is the model the course's
 experiments train (``minishare.experiments.settings.FULL``: V = 1,000, E = 32, H = 64, N = 4, 2
-heads, FFN 256) on their batch of 32 x 64 tokens. ``--preset`` with ``--vocab-size``,
+heads, FFN 256) on their batch of 32 x 64 tokens; ``small`` is the "tiny" of issue 31 (V = 8,000, E = 128,
+H = 256, N = 4, 4 heads, FFN 1,024) on 16 x 128 tokens. ``--preset`` with ``--vocab-size``,
 ``--batch-size`` and ``--seq-len`` times one shape of your choice instead.
 
 A step is what training repeats: forward (embeddings, N encoder positions, MLM head tied to the word
@@ -42,6 +44,13 @@ of resident memory (``/proc/self/clear_refs``), takes two more steps and reads t
 gradients, optimizer state, activations and the allocator's slack occupied at their highest,
 measured by the kernel in the same way for both frameworks.
 
+The floor and the profile (``step_anatomy.py``; ``--no-anatomy`` skips them): the time of the
+matrix products of minishare's step alone, replayed back to back with the same shapes, layouts and
+threads, and the step's time over it; then minishare's step split by kind of work (matrix
+products, elementwise passes, reductions, indexing and shape, graph and Python bookkeeping, the
+optimizer). ``MINISHARE_OPS=reference`` times the reference forms of the ops instead of the fast
+ones (``minishare.backend.use_reference_ops``).
+
 Variants: ``all-shared`` (ALBERT: one attention and one FFN set serve every position) and
 ``not-shared`` (BERT-style: one set per position). Sharing changes the parameter count and the
 optimizer's work, not the forward and backward computation.
@@ -59,7 +68,10 @@ SHAPES = {"tiny": dict(preset="albert-tiny", vocab_size=2000, batch_size=16, seq
           "base": dict(preset="albert-base", vocab_size=30000, batch_size=8, seq_len=128),
           "course": dict(preset="albert-tiny", vocab_size=1000, batch_size=32, seq_len=64,
                          overrides=dict(hidden_size=64, embedding_size=32, num_attention_heads=2,
-                                        intermediate_size=256, num_hidden_layers=4))}
+                                        intermediate_size=256, num_hidden_layers=4)),
+          "small": dict(preset="albert-tiny", vocab_size=8000, batch_size=16, seq_len=128,
+                        overrides=dict(hidden_size=256, embedding_size=128, num_attention_heads=4,
+                                       intermediate_size=1024, num_hidden_layers=4))}
 FRAMEWORKS = ("minishare", "torch-hf", "torch-gather")
 
 
