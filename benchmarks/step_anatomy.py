@@ -26,6 +26,7 @@ import numpy as np
 from minishare import autograd, backend
 from minishare.autograd import Function
 
+now = time.perf_counter   # the clock: step_time.py sets time.process_time for --clock cpu
 MATRIX_PRODUCTS = "matrix products"
 KINDS = {"minishare.ops.matmul": MATRIX_PRODUCTS, "minishare.ops.lora": MATRIX_PRODUCTS,
          "minishare.ops.elementwise": "elementwise passes", "minishare.ops.nonlinear": "elementwise passes",
@@ -123,10 +124,10 @@ def floor(step, repeats):
     products = record_products(step)
     times = []
     for _ in range(repeats + 1):
-        start = time.perf_counter()
+        start = now()
         for a, b in products:
             np.matmul(a, b)
-        times.append(time.perf_counter() - start)
+        times.append(now() - start)
     flops = sum(2 * int(np.prod(np.broadcast_shapes(a.shape[:-2], b.shape[:-2])))
                 * a.shape[-2] * a.shape[-1] * b.shape[-1] for a, b in products)
     return statistics.median(times[1:]), len(products), flops / 1e9
@@ -147,11 +148,11 @@ class _Clock:
             if clock.depth:                      # a fast form calling its reference: counted once
                 return method(*args, **kwargs)
             clock.depth += 1
-            start = time.perf_counter()
+            start = now()
             try:
                 return method(*args, **kwargs)
             finally:
-                clock.add(kind, time.perf_counter() - start)
+                clock.add(kind, now() - start)
                 clock.depth -= 1
         return wrapper
 
@@ -166,14 +167,14 @@ def profile(model_step, optimizer_step, steps):
     with patched(methods):
         for _ in range(steps):
             backend.synchronize()
-            start = time.perf_counter()
+            start = now()
             model_step()
             backend.synchronize()
-            middle = time.perf_counter()
+            middle = now()
             optimizer_step()
             backend.synchronize()
-            clock.add("optimizer", time.perf_counter() - middle)
-            clock.add("total", time.perf_counter() - start)
+            clock.add("optimizer", now() - middle)
+            clock.add("total", now() - start)
             clock.add("forward and backward", middle - start)
     seconds = {kind: s / steps for kind, s in clock.seconds.items()}
     in_ops = sum(s for kind, s in seconds.items() if kind not in ("optimizer", "total", "forward and backward"))

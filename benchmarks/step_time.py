@@ -44,6 +44,15 @@ of resident memory (``/proc/self/clear_refs``), takes two more steps and reads t
 gradients, optimizer state, activations and the allocator's slack occupied at their highest,
 measured by the kernel in the same way for both frameworks.
 
+Each framework's minor page faults per step are printed too: a fault is a fresh page the kernel
+had to zero. The C library's allocator is shared by the process, and ``import minishare`` tells
+glibc to keep freed memory (``minishare.backend.keep_freed_memory``), so PyTorch's steps here are
+spared most of theirs as well (at the course shape, Hugging Face style: 7,000 per step here before
+minishare kept freed memory, 0 to 2,300 after). Before it, minishare's step in a process of its
+own (``minishare train``) took 11,000 per step at the course shape, and fewer in this script, whose
+PyTorch steps had moved glibc's thresholds: compare CPU times of processes of one framework each
+for what a training run gains (``--clock cpu`` helps on a busy machine).
+
 The floor and the profile (``step_anatomy.py``; ``--no-anatomy`` skips them): the time of the
 matrix products of minishare's step alone, replayed back to back with the same shapes, layouts and
 threads, and the step's time over it; then minishare's step split by kind of work (matrix
@@ -59,6 +68,7 @@ import argparse
 import gc
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -94,6 +104,9 @@ def parse_args():
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory processes")
     parser.add_argument("--profile", action="store_true",
                         help="profile minishare's steps with cProfile and print the top functions")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="wall: elapsed time (on a quiet machine); cpu: this process's CPU time, all "
+                             "its threads (less disturbed by other jobs on a busy one; CPU only)")
     parser.add_argument("--no-anatomy", action="store_true",
                         help="skip the floor (the step's matrix products alone) and the profile by kind")
     parser.add_argument("--memory-of", help=argparse.SUPPRESS)   # in a child: {framework, shape, sharing}
@@ -121,6 +134,7 @@ except ImportError:
     torch = None
 
 LR, WEIGHT_DECAY = 1e-3, 0.01
+CLOCK = step_anatomy.now = time.process_time if ARGS.clock == "cpu" else time.perf_counter
 
 
 def blas_threads():
@@ -333,11 +347,12 @@ def synchronize():
 
 
 def timed(step):
+    """(seconds, loss, minor page faults) of one step."""
     synchronize()
-    start = time.perf_counter()
+    faults, start = resource.getrusage(resource.RUSAGE_SELF).ru_minflt, CLOCK()
     loss = step()
     synchronize()                  # the step's kernels, not only their launches
-    return time.perf_counter() - start, loss
+    return CLOCK() - start, loss, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
 
 
 def config_of(shape, sharing):
@@ -374,18 +389,20 @@ def run_variant(shape_name, shape, sharing):
     for name, step in steps.items():
         if name != "minishare":
             assert step.n_params == n_params, (name, step.n_params, n_params)
-    times, losses = {name: [] for name in steps}, {name: [] for name in steps}
+    times, losses, faults = ({name: [] for name in steps} for _ in range(3))
     for i in range(ARGS.warmup + ARGS.steps):        # interleaved: a busy machine slows all alike
         for name, step in steps.items():
-            t, loss = timed(step)
+            t, loss, f = timed(step)
             losses[name].append(loss)
             if i >= ARGS.warmup:
                 times[name].append(t)
+                faults[name].append(f)
     medians = {name: statistics.median(ts) for name, ts in times.items()}
     for name in steps:
         label = LABELS[name].format(device=device, mlm=MLM_AT[ARGS.mlm])
         print(f"{label:50s}: median {medians[name] * 1e3:8.1f} ms/step over "
-              f"{len(times[name])} steps (min {min(times[name]) * 1e3:.1f}); first loss {losses[name][0]:.5f}")
+              f"{len(times[name])} steps (min {min(times[name]) * 1e3:.1f}); first loss {losses[name][0]:.5f}; "
+              f"{statistics.median(faults[name]):.0f} page faults/step")
     if device is None:
         print("PyTorch: not importable, or without CUDA while minishare runs on a GPU "
               "(pip install torch, a CUDA build for a GPU); no ratio")
@@ -509,7 +526,7 @@ def main():
         torch.manual_seed(0)
     print(f"numpy {np.__version__}, BLAS threads {threads}; "
           f"torch {torch.__version__ + f' (threads {torch.get_num_threads()})' if torch else 'not installed'}; "
-          f"minishare backend {minishare.backend.name}; load average "
+          f"minishare backend {minishare.backend.name}; clock {ARGS.clock}; load average "
           f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     results = [(shape_name, sharing, *run_variant(shape_name, shape, sharing))
                for shape_name, shape in ARGS.shapes.items() for sharing in ARGS.variants.split(",")]
