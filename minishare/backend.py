@@ -87,7 +87,7 @@ def keep_freed_memory():
     try:
         import ctypes
         mallopt = ctypes.CDLL("libc.so.6").mallopt
-    except (OSError, AttributeError):
+    except (ImportError, OSError, AttributeError):   # no ctypes, no glibc, no mallopt
         return False
     M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
     return bool(mallopt(M_MMAP_THRESHOLD, 32 << 20)) and bool(mallopt(M_TRIM_THRESHOLD, 256 << 20))
