@@ -526,7 +526,8 @@ def main():
         torch.manual_seed(0)
     print(f"numpy {np.__version__}, BLAS threads {threads}; "
           f"torch {torch.__version__ + f' (threads {torch.get_num_threads()})' if torch else 'not installed'}; "
-          f"minishare backend {minishare.backend.name}; clock {ARGS.clock}; load average "
+          f"minishare backend {minishare.backend.name}, "
+          f"{'reference' if minishare.backend.reference_ops else 'fast'} ops; clock {ARGS.clock}; load average "
           f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     results = [(shape_name, sharing, *run_variant(shape_name, shape, sharing))
                for shape_name, shape in ARGS.shapes.items() for sharing in ARGS.variants.split(",")]
