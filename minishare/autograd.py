@@ -157,14 +157,14 @@ class Function:
     """
     arithmetic = False
     fast = None               # the fast form of this op, a subclass (None: this form is the one)
+    released = False          # set once backward() has used and dropped what forward saved
+    needs_input_grad = None   # set by apply before forward: per input, whether it needs a gradient
 
     def __init_subclass__(cls, **kwargs):
         """A subclass does not inherit its parent's fast form: ``class MySoftmax(Softmax)`` with a
         backward of its own runs that backward, not ``FastSoftmax``'s."""
         super().__init_subclass__(**kwargs)
         cls.fast = cls.__dict__.get("fast")
-    released = False          # set once backward() has used and dropped what forward saved
-    needs_input_grad = None   # set by apply before forward: per input, whether it needs a gradient
 
     @classmethod
     def apply(cls, *inputs, **options):
