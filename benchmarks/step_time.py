@@ -3,6 +3,7 @@ and measure each one's peak memory.
 
     python benchmarks/step_time.py --threads 1          # the tiny and base shapes below, all-shared, CPU
     python benchmarks/step_time.py --threads 1 --shapes course --mlm all --steps 30
+    python benchmarks/step_time.py --threads 2 --shapes small,base --no-memory
     python benchmarks/step_time.py --shapes tiny --variants all-shared,not-shared --steps 20
     python benchmarks/step_time.py --preset albert-base --vocab-size 30000 --batch-size 8 --seq-len 128
     python benchmarks/step_time.py --profile            # also: where minishare's step spends its time
@@ -10,7 +11,8 @@ and measure each one's peak memory.
 Shapes: ``tiny`` is albert-tiny with V = 2000 on a batch of 16 x 64 tokens; ``base`` is ALBERT-base
 (V = 30,000, E = 128, H = 768, N = 12) on 8 x 128 tokens; ``course`` is the model the course's
 experiments train (``minishare.experiments.settings.FULL``: V = 1,000, E = 32, H = 64, N = 4, 2
-heads, FFN 256) on their batch of 32 x 64 tokens. ``--preset`` with ``--vocab-size``,
+heads, FFN 256) on their batch of 32 x 64 tokens; ``small`` is the "tiny" of issue 31 (V = 8,000, E = 128,
+H = 256, N = 4, 4 heads, FFN 1,024) on 16 x 128 tokens. ``--preset`` with ``--vocab-size``,
 ``--batch-size`` and ``--seq-len`` times one shape of your choice instead.
 
 A step is what training repeats: forward (embeddings, N encoder positions, MLM head tied to the word
@@ -42,6 +44,22 @@ of resident memory (``/proc/self/clear_refs``), takes two more steps and reads t
 gradients, optimizer state, activations and the allocator's slack occupied at their highest,
 measured by the kernel in the same way for both frameworks.
 
+Each framework's minor page faults per step are printed too: a fault is a fresh page the kernel
+had to zero. The C library's allocator is shared by the process, and ``import minishare`` tells
+glibc to keep freed memory (``minishare.backend.keep_freed_memory``), so PyTorch's steps here are
+spared most of theirs as well (at the course shape, Hugging Face style: 7,000 per step here before
+minishare kept freed memory, 0 to 2,300 after). Before it, minishare's step in a process of its
+own (``minishare train``) took 11,000 per step at the course shape, and fewer in this script, whose
+PyTorch steps had moved glibc's thresholds: compare CPU times of processes of one framework each
+for what a training run gains (``--clock cpu`` helps on a busy machine).
+
+The floor and the profile (``step_anatomy.py``; ``--no-anatomy`` skips them): the time of the
+matrix products of minishare's step alone, replayed back to back with the same shapes, layouts and
+threads, and the step's time over it; then minishare's step split by kind of work (matrix
+products, elementwise passes, reductions, indexing and shape, graph and Python bookkeeping, the
+optimizer). ``MINISHARE_OPS=reference`` times the reference forms of the ops instead of the fast
+ones (``minishare.backend.use_reference_ops``).
+
 Variants: ``all-shared`` (ALBERT: one attention and one FFN set serve every position) and
 ``not-shared`` (BERT-style: one set per position). Sharing changes the parameter count and the
 optimizer's work, not the forward and backward computation.
@@ -50,6 +68,7 @@ import argparse
 import gc
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -59,7 +78,10 @@ SHAPES = {"tiny": dict(preset="albert-tiny", vocab_size=2000, batch_size=16, seq
           "base": dict(preset="albert-base", vocab_size=30000, batch_size=8, seq_len=128),
           "course": dict(preset="albert-tiny", vocab_size=1000, batch_size=32, seq_len=64,
                          overrides=dict(hidden_size=64, embedding_size=32, num_attention_heads=2,
-                                        intermediate_size=256, num_hidden_layers=4))}
+                                        intermediate_size=256, num_hidden_layers=4)),
+          "small": dict(preset="albert-tiny", vocab_size=8000, batch_size=16, seq_len=128,
+                        overrides=dict(hidden_size=256, embedding_size=128, num_attention_heads=4,
+                                       intermediate_size=1024, num_hidden_layers=4))}
 FRAMEWORKS = ("minishare", "torch-hf", "torch-gather")
 
 
@@ -81,7 +103,12 @@ def parse_args():
                              "or at all B x T, as Hugging Face's model does")
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory processes")
     parser.add_argument("--profile", action="store_true",
-                        help="profile minishare's steps with cProfile and print the top ops")
+                        help="profile minishare's steps with cProfile and print the top functions")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="wall: elapsed time (on a quiet machine); cpu: this process's CPU time, all "
+                             "its threads (less disturbed by other jobs on a busy one; CPU only)")
+    parser.add_argument("--no-anatomy", action="store_true",
+                        help="skip the floor (the step's matrix products alone) and the profile by kind")
     parser.add_argument("--memory-of", help=argparse.SUPPRESS)   # in a child: {framework, shape, sharing}
     args = parser.parse_args()
     args.shapes = ({"custom": dict(preset=args.preset, vocab_size=args.vocab_size, batch_size=args.batch_size,
@@ -99,6 +126,7 @@ import minishare  # noqa: E402
 from minishare.analysis import count_parameters  # noqa: E402
 from minishare import optim as ms_optim  # noqa: E402
 from minishare.models import AlbertConfig, AlbertForPreTraining  # noqa: E402
+import step_anatomy  # noqa: E402  (next to this script)
 
 try:
     import torch
@@ -106,6 +134,7 @@ except ImportError:
     torch = None
 
 LR, WEIGHT_DECAY = 1e-3, 0.01
+CLOCK = step_anatomy.now = time.process_time if ARGS.clock == "cpu" else time.perf_counter
 
 
 def blas_threads():
@@ -145,11 +174,18 @@ class MinishareStep:
         self.optimizer = ms_optim.AdamW(self.model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
 
     def __call__(self):
+        loss = self.forward_backward()
+        self.update()
+        return float(loss.item())
+
+    def forward_backward(self):
         loss = self.model(**self.batch).loss
         loss.backward()
+        return loss
+
+    def update(self):
         self.optimizer.step()
         self.optimizer.zero_grad()
-        return float(loss.item())
 
 
 # ============================================================================== PyTorch
@@ -311,11 +347,12 @@ def synchronize():
 
 
 def timed(step):
+    """(seconds, loss, minor page faults) of one step."""
     synchronize()
-    start = time.perf_counter()
+    faults, start = resource.getrusage(resource.RUSAGE_SELF).ru_minflt, CLOCK()
     loss = step()
     synchronize()                  # the step's kernels, not only their launches
-    return time.perf_counter() - start, loss
+    return CLOCK() - start, loss, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
 
 
 def config_of(shape, sharing):
@@ -352,33 +389,56 @@ def run_variant(shape_name, shape, sharing):
     for name, step in steps.items():
         if name != "minishare":
             assert step.n_params == n_params, (name, step.n_params, n_params)
-    times, losses = {name: [] for name in steps}, {name: [] for name in steps}
+    times, losses, faults = ({name: [] for name in steps} for _ in range(3))
     for i in range(ARGS.warmup + ARGS.steps):        # interleaved: a busy machine slows all alike
         for name, step in steps.items():
-            t, loss = timed(step)
+            t, loss, f = timed(step)
             losses[name].append(loss)
             if i >= ARGS.warmup:
                 times[name].append(t)
+                faults[name].append(f)
     medians = {name: statistics.median(ts) for name, ts in times.items()}
     for name in steps:
         label = LABELS[name].format(device=device, mlm=MLM_AT[ARGS.mlm])
         print(f"{label:50s}: median {medians[name] * 1e3:8.1f} ms/step over "
-              f"{len(times[name])} steps (min {min(times[name]) * 1e3:.1f}); first loss {losses[name][0]:.5f}")
+              f"{len(times[name])} steps (min {min(times[name]) * 1e3:.1f}); first loss {losses[name][0]:.5f}; "
+              f"{statistics.median(faults[name]):.0f} page faults/step")
     if device is None:
         print("PyTorch: not importable, or without CUDA while minishare runs on a GPU "
               "(pip install torch, a CUDA build for a GPU); no ratio")
+        anatomy(steps["minishare"], medians)
         return medians, {}
     drift = max(abs(a - b) for name in steps for a, b in zip(losses["minishare"][:3], losses[name][:3]))
     print(f"same network: first 3 losses of all three agree to {drift:.1e} "
           f"({'ok' if drift < 1e-3 else 'MISMATCH: the models differ'})")
     print(f"time ratio  : minishare / PyTorch Hugging Face style = {medians['minishare'] / medians['torch-hf']:.2f}x, "
           f"minishare / PyTorch same gather = {medians['minishare'] / medians['torch-gather']:.2f}x")
+    anatomy(steps["minishare"], medians)
     peaks = {} if ARGS.no_memory or device != "cpu" else measure_peaks(shape, sharing)
     if peaks:
         print(f"peak memory : minishare {peaks['minishare']:.1f} MB, PyTorch Hugging Face style "
               f"{peaks['torch-hf']:.1f} MB, same gather {peaks['torch-gather']:.1f} MB; ratios "
               f"{peaks['minishare'] / peaks['torch-hf']:.2f}x, {peaks['minishare'] / peaks['torch-gather']:.2f}x")
     return medians, peaks
+
+
+def anatomy(step, medians):
+    """The floor (the step's matrix products alone, back to back) into ``medians["floor"]``, and
+    the profile of minishare's step by kind (``step_anatomy``)."""
+    if ARGS.no_anatomy:
+        return
+    found = step_anatomy.floor(step, ARGS.steps)
+    if found is None:
+        print("floor       : not measured (the products are recorded on the NumPy backend only)")
+    else:
+        medians["floor"], count, gflop = found
+        over = "".join(f", {name} {medians[name] / medians['floor']:.2f}x" for name in ("torch-gather",)
+                       if name in medians)
+        print(f"floor       : minishare's {count} matrix products ({gflop:.2f} GFLOP) alone, back to back: "
+              f"{medians['floor'] * 1e3:.1f} ms; step / floor: minishare {medians['minishare'] / medians['floor']:.2f}x"
+              f"{over} (PyTorch doing the same gather)")
+    seconds = step_anatomy.profile(step.forward_backward, step.update, max(ARGS.steps, 2))
+    step_anatomy.print_profile(seconds, medians["minishare"])
 
 
 # ============================================================================== memory
@@ -466,7 +526,8 @@ def main():
         torch.manual_seed(0)
     print(f"numpy {np.__version__}, BLAS threads {threads}; "
           f"torch {torch.__version__ + f' (threads {torch.get_num_threads()})' if torch else 'not installed'}; "
-          f"minishare backend {minishare.backend.name}; load average "
+          f"minishare backend {minishare.backend.name}, "
+          f"{'reference' if minishare.backend.reference_ops else 'fast'} ops; clock {ARGS.clock}; load average "
           f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     results = [(shape_name, sharing, *run_variant(shape_name, shape, sharing))
                for shape_name, shape in ARGS.shapes.items() for sharing in ARGS.variants.split(",")]
@@ -474,6 +535,9 @@ def main():
           "HF = PyTorch as Hugging Face writes it, gather = PyTorch with minishare's gather)")
     for shape_name, sharing, medians, peaks in results:
         line = f"  {sharing:<12} {shape_name:<6} time: minishare {medians['minishare'] * 1e3:8.1f} ms"
+        if "floor" in medians:
+            line += (f"  floor {medians['floor'] * 1e3:8.1f} ms  step/floor "
+                     f"{medians['minishare'] / medians['floor']:.2f}x")
         if "torch-hf" in medians:
             line += (f"  HF {medians['torch-hf'] * 1e3:8.1f} ms  ratio {medians['minishare'] / medians['torch-hf']:.2f}x"
                      f"  gather {medians['torch-gather'] * 1e3:8.1f} ms  ratio "

@@ -150,10 +150,21 @@ class Function:
     Python number among the inputs becomes a constant of the tensors' float dtype, so ``x * 2``
     keeps float32 (or float64) rather than promoting. Arithmetic ops (``arithmetic = True``) also
     give integer and bool operands the float dtype (see the dtype rule in the module docstring).
+
+    An op whose readable form is slow names a subclass as its ``fast`` form: the same equation,
+    computed with fewer passes. ``apply`` runs the fast form unless
+    ``backend.use_reference_ops(True)`` asked for the reference forms, the ones the book lists.
     """
     arithmetic = False
+    fast = None               # the fast form of this op, a subclass (None: this form is the one)
     released = False          # set once backward() has used and dropped what forward saved
     needs_input_grad = None   # set by apply before forward: per input, whether it needs a gradient
+
+    def __init_subclass__(cls, **kwargs):
+        """A subclass does not inherit its parent's fast form: ``class MySoftmax(Softmax)`` with a
+        backward of its own runs that backward, not ``FastSoftmax``'s."""
+        super().__init_subclass__(**kwargs)
+        cls.fast = cls.__dict__.get("fast")
 
     @classmethod
     def apply(cls, *inputs, **options):
@@ -163,7 +174,7 @@ class Function:
                         for x in inputs)
         if cls.arithmetic and float_dtype is not None:
             tensors = tuple(Tensor(t.data, dtype=float_dtype) if t.dtype.kind in "biu" else t for t in tensors)
-        ctx = cls()
+        ctx = cls() if cls.fast is None or backend.reference_ops else cls.fast()
         # An op may skip saving, and computing, what only a gradient nobody needs would use
         # (PyTorch's ctx.needs_input_grad): x * 0.5 need not keep x for the constant's gradient.
         ctx.needs_input_grad = tuple(_grad_enabled and t.requires_grad for t in tensors)

@@ -18,6 +18,17 @@ Data crosses between host and device only through :func:`asarray` (host -> backe
 the host (``float(x)``, ``.item()``, ``to_numpy``) waits for the GPU's queue to drain: a training
 step makes one (``minishare.train``), and the strict backend counts them (:func:`host_syncs`).
 
+Ops come in two forms where speed needs it (``minishare.ops``): the reference form, the equation
+in plain array code, which the book lists, and a fast form beside it (fused passes, work in place,
+cache-sized blocks, sums as products with ones) that computes the same numbers. The fast forms are
+used unless :func:`use_reference_ops` says otherwise, or the environment variable
+``MINISHARE_OPS=reference`` did at import: one switch, so a student can time the difference.
+
+On Linux, importing minishare asks the C library to keep the memory of freed arrays for the next
+ones (:func:`keep_freed_memory`): a training step frees and allocates the same large arrays over
+and over, and glibc's default hands each one back to the kernel, which then zeroes it afresh page by
+page (11,000 page faults in one step of the course's model, a fifth of the step's CPU time).
+
 Scatter-adds (``xp.add.at``: the backward of embedding lookups and of integer indexing) are one call
 on every backend. On a GPU they use atomic adds, whose order varies from run to run, so float32
 sums there are not bit-reproducible; on a CPU they are. No test or claim relies on bit-equality on
@@ -33,10 +44,12 @@ import numpy
 from minishare.errors import MinishareError
 
 NAMES = ("numpy", "cupy", "strict")
+OPS_FORMS = ("fast", "reference")
 
 xp = numpy             # the array module every op uses
 name = "numpy"         # the name of the active backend
 default_dtype = numpy.float32   # parameters and data given as Python floats
+reference_ops = False  # True: every op runs its reference form (see use_reference_ops)
 
 
 def use(backend_name):
@@ -53,6 +66,31 @@ def use(backend_name):
         xp = _import_cupy()
     name = backend_name
     return xp
+
+
+def use_reference_ops(on=True):
+    """Run every op in its reference form (``on=True``: the equation as the book lists it) or in
+    its fast form (``on=False``, the default). Both give the same numbers up to rounding; the switch
+    takes effect at the next op, so change it between steps, not between a forward pass and its
+    backward."""
+    global reference_ops
+    reference_ops = bool(on)
+
+
+def keep_freed_memory():
+    """Make glibc keep freed memory for reuse instead of returning it to the kernel: blocks up to
+    32 MB come from the heap rather than from their own mapping (``M_MMAP_THRESHOLD``; by default
+    glibc moves that limit itself between 128 kB and 32 MB), and up to 256 MB free at the heap's top
+    stays (``M_TRIM_THRESHOLD``). A step then reuses the pages of the previous one instead of taking
+    fresh zeroed ones, one page fault each. The peak is not raised, only returned later. True where
+    it applied; elsewhere (macOS, musl, Windows) it does nothing and returns False."""
+    try:
+        import ctypes
+        mallopt = ctypes.CDLL("libc.so.6").mallopt
+    except (ImportError, OSError, AttributeError):   # no ctypes, no glibc, no mallopt
+        return False
+    M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+    return bool(mallopt(M_MMAP_THRESHOLD, 32 << 20)) and bool(mallopt(M_TRIM_THRESHOLD, 256 << 20))
 
 
 def _import_cupy():
@@ -174,12 +212,20 @@ def seed(value):
 
 
 class BackendError(MinishareError, ImportError):
-    """``MINISHARE_BACKEND`` names a backend that is unknown or cannot run on this machine."""
+    """``MINISHARE_BACKEND`` names a backend that is unknown or cannot run on this machine, or
+    ``MINISHARE_OPS`` a form of the ops that does not exist."""
 
 
-def _use_environment_choice(value):
+def _use_reference_ops_named(value):
+    if value not in OPS_FORMS:
+        raise ValueError(f"unknown form of the ops {value!r}: choose one of {', '.join(OPS_FORMS)}")
+    use_reference_ops(value == "reference")
+
+
+def _use_environment_choice(variable, choose):
+    value = os.environ[variable]
     try:
-        use(value)
+        choose(value)
     except (ValueError, RuntimeError) as err:
         # This happens inside ``import minishare`` (``python -m minishare`` imports the package
         # before any of our code runs), so nothing of ours can catch it: if nobody else does,
@@ -192,8 +238,11 @@ def _use_environment_choice(value):
             else:
                 previous(kind, error, traceback)
         sys.excepthook = one_line
-        raise BackendError(f"MINISHARE_BACKEND={value!r}: {err}") from None
+        raise BackendError(f"{variable}={value!r}: {err}") from None
 
 
 if os.environ.get("MINISHARE_BACKEND"):
-    _use_environment_choice(os.environ["MINISHARE_BACKEND"])
+    _use_environment_choice("MINISHARE_BACKEND", use)
+if os.environ.get("MINISHARE_OPS"):
+    _use_environment_choice("MINISHARE_OPS", _use_reference_ops_named)
+keep_freed_memory()

@@ -39,6 +39,15 @@ def softmax(input, axis=-1):
     return ops.Softmax.apply(input, axis=axis)
 
 
+def masked_softmax(input, mask, axis=-1):
+    """softmax over the entries where ``mask`` (a boolean array or Tensor, broadcast to the input)
+    is True; the others get probability exactly 0. The same as
+    ``softmax(masked_fill(input, ~mask, -inf))``, in one op: attention's scores are masked and
+    normalized in the same passes, and the mask needs no backward of its own."""
+    mask = mask.data if isinstance(mask, Tensor) else backend.asarray(mask)
+    return ops.Softmax.apply(input, axis=axis, mask=mask)
+
+
 def log_softmax(input, axis=-1):
     return ops.LogSoftmax.apply(input, axis=axis)
 

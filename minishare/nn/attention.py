@@ -67,8 +67,8 @@ class MultiHeadAttention(Module):
         k = self._heads(self.key(context))                             # (B, h, Tk, d)
         v = self._heads(self.value(context))                           # (B, h, Tk, d)
         scores = q @ k.transpose(0, 1, 3, 2)                           # (B, h, Tq, Tk)
-        if mask is not None:
-            scores = F.masked_fill(scores, ~mask, -math.inf)          # masked keys: probability 0
-        probs = self.dropout(F.softmax(scores, axis=-1))               # (B, h, Tq, Tk)
+        # masked keys get probability 0, within the softmax's own passes
+        probs = F.softmax(scores, axis=-1) if mask is None else F.masked_softmax(scores, mask, axis=-1)
+        probs = self.dropout(probs)                                    # (B, h, Tq, Tk)
         out = (probs @ v).transpose(0, 2, 1, 3).reshape(B, Tq, H)      # (B, Tq, H)
         return self.dense(out)

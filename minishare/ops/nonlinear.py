@@ -77,14 +77,37 @@ class GELU(Function):
     def forward(self, x, approximate="none"):
         if approximate not in ("none", "tanh"):
             raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-        need_grad = self.needs_input_grad is None or self.needs_input_grad[0]
-        gelu = _gelu_tanh if approximate == "tanh" else _gelu_erf
-        # a chain of elementwise steps: run in cache-sized blocks (minishare.ops.blocks)
-        y, self.dydx = elementwise_in_blocks(lambda block: gelu(block, need_grad), x)
+        xp, need_grad = backend.xp, self.needs_input_grad is None or self.needs_input_grad[0]
+        if approximate == "tanh":
+            t = xp.tanh(_C * (x + 0.044715 * x ** 3))
+            y = 0.5 * x * (1 + t)
+            self.dydx = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _C * (1 + 3 * 0.044715 * x ** 2)
+        else:
+            cdf = 0.5 * (1 + backend.erf(x / math.sqrt(2)))
+            y = x * cdf
+            self.dydx = cdf + x * xp.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+        if not need_grad:
+            self.dydx = None
         return y
 
     def backward(self, grad):
         return (grad * self.dydx,)
+
+
+class FastGELU(GELU):
+    """``GELU`` in cache-sized blocks (``minishare.ops.blocks``), in place on the arrays it creates;
+    forward skips dy/dx when no gradient is wanted."""
+
+    def forward(self, x, approximate="none"):
+        if approximate not in ("none", "tanh"):
+            raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        need_grad = self.needs_input_grad is None or self.needs_input_grad[0]
+        gelu = _gelu_tanh if approximate == "tanh" else _gelu_erf
+        y, self.dydx = elementwise_in_blocks(lambda block: gelu(block, need_grad), x)
+        return y
+
+
+GELU.fast = FastGELU
 
 
 def _gelu_tanh(x, need_grad):
