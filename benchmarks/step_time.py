@@ -45,8 +45,9 @@ gradients, optimizer state, activations and the allocator's slack occupied at th
 measured by the kernel in the same way for both frameworks.
 
 Each framework's minor page faults per step are printed too: a fault is a fresh page the kernel
-had to zero. The C library's allocator is shared by the process, and ``import minishare`` tells
-glibc to keep freed memory (``minishare.backend.keep_freed_memory``), so PyTorch's steps here are
+had to zero. The C library's allocator is shared by the process, and this script, as a training
+run does, tells glibc to keep freed memory (``minishare.backend.keep_freed_memory``), so PyTorch's
+steps here are
 spared most of theirs as well (at the course shape, Hugging Face style: 7,000 per step here before
 minishare kept freed memory, 0 to 2,300 after). Before it, minishare's step in a process of its
 own (``minishare train``) took 11,000 per step at the course shape, and fewer in this script, whose
@@ -518,6 +519,7 @@ def profile(shape, sharing):
 
 
 def main():
+    minishare.backend.keep_freed_memory()    # as minishare's training runs do (see the module docstring)
     if ARGS.memory_of:
         return memory_child(ARGS.memory_of)
     threads = blas_threads()

@@ -24,10 +24,12 @@ cache-sized blocks, sums as products with ones) that computes the same numbers. 
 used unless :func:`use_reference_ops` says otherwise, or the environment variable
 ``MINISHARE_OPS=reference`` did at import: one switch, so a student can time the difference.
 
-On Linux, importing minishare asks the C library to keep the memory of freed arrays for the next
-ones (:func:`keep_freed_memory`): a training step frees and allocates the same large arrays over
-and over, and glibc's default hands each one back to the kernel, which then zeroes it afresh page by
-page (11,000 page faults in one step of the course's model, a fifth of the step's CPU time).
+A training run (``minishare.run``: ``python -m minishare train`` and the reproduction's runs) asks
+the C library to keep the memory of freed arrays for the next ones (:func:`keep_freed_memory`): a
+training step frees and allocates the same large arrays over and over, and glibc's default hands
+each one back to the kernel, which then zeroes it afresh page by page (11,000 page faults in one
+step of the course's model, a fifth of the step's CPU time). ``import minishare`` alone leaves the
+process's allocator as it found it; a notebook can call the function itself.
 
 Scatter-adds (``xp.add.at``: the backward of embedding lookups and of integer indexing) are one call
 on every backend. On a GPU they use atomic adds, whose order varies from run to run, so float32
@@ -245,4 +247,3 @@ if os.environ.get("MINISHARE_BACKEND"):
     _use_environment_choice("MINISHARE_BACKEND", use)
 if os.environ.get("MINISHARE_OPS"):
     _use_environment_choice("MINISHARE_OPS", _use_reference_ops_named)
-keep_freed_memory()

@@ -1,6 +1,6 @@
-"""``backend.keep_freed_memory``: after ``import minishare``, an array freed and allocated again
-reuses its pages instead of faulting in fresh zeroed ones from the kernel (a training step does
-this with every activation and gradient)."""
+"""``backend.keep_freed_memory``: once a training run has called it, an array freed and allocated
+again reuses its pages instead of faulting in fresh zeroed ones from the kernel (a training step
+does this with every activation and gradient); ``import minishare`` alone changes nothing."""
 import platform
 import resource
 import subprocess
@@ -16,7 +16,7 @@ def _faults_of_reallocating(keep):
     """Minor page faults of allocating eight 4 MB arrays together and freeing them, 10 times over
     (as a step's activations are), in a fresh process with or without minishare's setting."""
     code = (f"import numpy, resource\n"
-            f"{'import minishare' if keep else ''}\n"
+            f"import minishare{'; minishare.backend.keep_freed_memory()' if keep else ''}\n"
             "def step():\n"
             "    arrays = [numpy.ones(1 << 20, dtype=numpy.float32) for _ in range(8)]\n"
             "step()\n"
@@ -30,7 +30,7 @@ def _faults_of_reallocating(keep):
 
 
 @pytest.mark.skipif(not glibc, reason="mallopt is glibc's")
-def test_after_import_a_freed_array_is_reused_without_page_faults():
+def test_once_asked_a_freed_array_is_reused_without_page_faults():
     from minishare import backend
     assert backend.keep_freed_memory() is True
     pages = 10 * 8 * (4 << 20) // resource.getpagesize()            # touched in the 10 steps

@@ -66,6 +66,7 @@ def run_training(task=RunDefaults.task, preset=RunDefaults.preset, overrides=Non
 
 def _run_training(arguments, out, resume, progress, overwrite, dp, writes, warmup_steps):
     """``run_training`` once its arguments are checked and its folder locked."""
+    backend.keep_freed_memory()       # a run allocates the same arrays every step: keep their pages
     a = arguments
     task, steps, seed = a["task"], a["steps"], a["seed"]
     ckpt, tokenizer_path = os.path.join(out, "checkpoint.npz"), os.path.join(out, "tokenizer.json")
