@@ -91,3 +91,14 @@ def test_the_first_point_reading_follows_the_fraction_it_prints():
         notes = exp_layerwise.observations(json.load(f)["result"])
     albert = next(n for n in notes if n.startswith("ALBERT-style") and "first point" in n)
     assert "artifact" in albert and "match" not in albert
+
+
+def test_when_fewer_than_two_seeds_learned_every_seed_is_paired_and_the_gate_decides():
+    from minishare.experiments import claims
+    models = {"ALBERT-style": _model([3.99, 3.99], [4.0, 4.0], [[1.0, 0.5, 0.4]] * 2),
+              "BERT-style": _model([2.0, 2.0], [4.0, 4.0], [[1.0, 0.9, 0.2]] * 2)}
+    found = claims.finish(exp_layerwise.claims(_result(**models), [0, 1]),
+                          exp_layerwise.baselines(_result(**models), None))
+    primary = next(c for c in found if c["id"] == "layerwise.l2")
+    assert primary["seeds"] == [0, 1] and "fewer than two seeds learned: all 2 paired" in primary["what"]
+    assert primary["verdict"] == "cannot tell" and "not compared" in primary["statement"]

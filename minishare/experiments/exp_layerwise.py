@@ -226,10 +226,14 @@ def observations(result):
 
 
 def baselines(result, settings):
-    """The unigram MLM loss of the held-out set (one set per seed, the same for every model): a
-    model whose curves are compared must have learned, i.e. beaten it."""
+    """The unigram MLM loss of the held-out set (one set per seed, the same for every model), less
+    the ``LEARNED`` margin: a model whose curves are compared must have learned, i.e. beaten it by
+    that much."""
     unigram = result["models"]["BERT-style"].get("unigram")
-    return [ledger.baseline("layerwise", "eval_mlm_loss", "unigram", sum(unigram) / len(unigram))] if unigram else []
+    if not unigram:
+        return []
+    return [ledger.baseline("layerwise", "eval_mlm_loss", f"unigram less {LEARNED} nats",
+                            sum(unigram) / len(unigram) - LEARNED)]
 
 
 def _learned_gate(models, style, index):
@@ -258,16 +262,20 @@ def claims(result, seeds):
     (all-shared) against BERT-style (not-shared), paired by seed (primary); the same over the
     curve's own level, and for the all-shared model at E = H, sharing apart from E (secondary).
     Only seeds at which both models learned are paired (``kept_seeds``); the others are named in
-    the comparison's words."""
+    the comparison's words. Where fewer than two seeds learned, every seed is paired and the
+    baseline gate decides (it leaves models that did not learn uncompared)."""
     models = result["models"]
     against = [("ALBERT-style", "", True)] + \
         ([("all-shared, E = H", ".same_E", False)] if "all-shared, E = H" in models else [])
     out = []
     for style, suffix, primary in against:
         kept, dropped = kept_seeds(models, style, seeds)
+        if len(kept) < 2:
+            kept, note = list(seeds), f" (fewer than two seeds learned: all {len(seeds)} paired)" if dropped else ""
+        else:
+            note = "" if not dropped else " (" + "; ".join(f"seed {s} left out: {who} stayed on the unigram plateau"
+                                                          for s, who in dropped) + ")"
         index = [list(seeds).index(s) for s in kept]
-        note = "" if not dropped else " (" + "; ".join(f"seed {s} left out: {who} stayed on the unigram plateau"
-                                                      for s, who in dropped) + ")"
         for key, what in (("l2", "L2 distance"), ("cosine_degrees", "angle (degrees)")):
             for measure, label, tag, main in ((roughness, "change", "", primary),
                                               (relative_roughness, "change over its level", ".relative", False)):
