@@ -63,7 +63,8 @@ def setup():
 def banner():
     """One line that tells the reader which mode the notebook runs in and what that means."""
     if is_quick():
-        return f"Quick mode ({ENV}=1): tiny settings; the numbers show the code at work, not the papers' effects."
+        return (f"Quick mode ({ENV}=1), a smoke test: tiny models and few steps show the code at work; their "
+                "numbers are not results (the full run's are in book/figures, and the book shows them).")
     return f"Full mode: the full reproduction's settings; long trainings are loaded from {FIGURES}."
 
 
@@ -105,8 +106,8 @@ def experiment(name, notebook, progress=True, **quick_overrides):
               + made_before(committed["settings"]))
         return committed["result"]
     settings = dataclasses.replace(QUICK, **quick_overrides)
-    print(f"Quick mode: training the '{name}' experiment now on tiny settings "
-          f"({len(settings.seeds)} seeds); full mode loads the full run instead.")
+    print(f"Quick mode, a smoke test: training the '{name}' experiment now on tiny settings "
+          f"({len(settings.seeds)} seeds); what it prints is not a result. Full mode loads the full run.")
     result = experiment.run(scratch(notebook, fresh=True), experiment.settings(settings), progress=progress)
     return json.loads(json.dumps(result))     # as result.json stores it: tuples become lists
 
