@@ -33,7 +33,8 @@ def plot_ponder_time(strips, curves, max_steps, title):
     ax.set_ylabel("sequence")
     ax.set_title("example sequences: each token coloured by its ponder time")
     # below the strip, not beside it: beside, it would narrow the curves' panel too (one column)
-    fig.colorbar(image, ax=ax, location="bottom", shrink=0.6, label="ponder time N + R (steps)")
+    fig.colorbar(image, ax=ax, location="bottom", shrink=0.6,
+                 label=f"ponder time ρ = N + R: N ≤ {max_steps} steps, remainder R ≤ 1, so ρ ≤ {max_steps + 1}")
     ax = axes[1][0]
     for k, (label, per_seed) in enumerate(curves.items()):
         length = max(len(c) for c in per_seed)
