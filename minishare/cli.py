@@ -3,8 +3,11 @@
 A mistake in what the user gave (a ``minishare.errors.MinishareError``: a bad argument, a
 configuration, a file; or an ``OSError``) gets one line on stderr and exit status 2, never a
 traceback; any other error is a bug, and shows its traceback. A training run that diverges ends
-with one line and status 1, as does running out of memory; one stopped by Ctrl-C (SIGINT) or
-SIGTERM saves, prints how to resume, and ends with status 128 + the signal's number (130, 143).
+with one line and status 1, as does running out of memory. Ctrl-C (SIGINT), SIGTERM and SIGHUP (a
+closed terminal) end every command with one line and status 128 + the signal's number (130, 143,
+129); a training run saves first and says how to continue (``train``: with ``--resume``, where a
+checkpoint exists; ``reproduce``: by running the same command again). A signal the shell started
+the process ignoring (``nohup``'s SIGHUP, a background job's SIGINT) stays ignored.
 
 A flag not given takes the default of the function it is passed to (``run_training``, whose
 training-loop defaults are ``TrainConfig``'s, or ``layerwise.pretrained_figure``); ``--help``
@@ -14,7 +17,9 @@ import argparse
 import inspect
 import json
 import os
+import signal
 import sys
+import threading
 import traceback
 
 from minishare import distributed, sharing
@@ -251,19 +256,45 @@ def cmd_layerwise(args):
 
 
 def cmd_reproduce(args):
-    from minishare.experiments import reproduce
+    from minishare.experiments import reproduce, runs
+    runs.check_jobs(args.jobs)
     report = reproduce.run(args.out, quick=args.quick, only=args.only, progress=not args.no_progress,
                            jobs=args.jobs, long=args.long)
     print(f"report: {report}")
 
 
+class _Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP outside a training run's own handling: ends the command like Ctrl-C."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signal = signal.Signals(signum)
+
+
+def _stop(signum, frame):
+    raise _Stopped(signum)
+
+
 def main(argv=None):
+    """The command line; returns its exit status. SIGTERM and SIGHUP end it like Ctrl-C while it
+    runs (their handlers are this call's, restored when it returns)."""
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = {number: signal.signal(number, _stop) for number in (signal.SIGTERM, signal.SIGHUP)
+                if main_thread and signal.getsignal(number) is signal.SIG_DFL}
+    try:
+        return _main(argv)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _main(argv):
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         print(f"{parser.prog}: interrupted", file=sys.stderr)
-        return 130
+        return 128 + getattr(stop, "signal", signal.SIGINT)
     commands = {"train": cmd_train, "count": cmd_count, "plan": cmd_plan, "reproduce": cmd_reproduce,
                 "layerwise": cmd_layerwise}
     prefix = f"{parser.prog} {args.command}"
@@ -288,12 +319,14 @@ def _run(command, args, parser, prefix):
             set_num_threads(args.threads)
         command(args)
     except TrainingInterrupted as stop:
-        print(f"{prefix}: {stop}; continue with: {parser.prog} train --out {stop.out} --resume",
-              file=sys.stderr)
+        resumable = args.command == "train" and os.path.exists(os.path.join(stop.out, "checkpoint.npz"))
+        print(f"{prefix}: {stop}" + (f"; continue with: {parser.prog} train --out {stop.out} --resume"
+                                     if resumable else ""), file=sys.stderr)
         return 128 + stop.signal
-    except KeyboardInterrupt:
-        print(f"{prefix}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as stop:
+        number = getattr(stop, "signal", signal.SIGINT)
+        print(f"{prefix}: interrupted{'' if number == signal.SIGINT else f' by {number.name}'}", file=sys.stderr)
+        return 128 + number
     except BadArgument as err:
         print(f"{prefix}: error: argument {_flag(err.name)}: {err.rule}, got {err.value}", file=sys.stderr)
         return 2

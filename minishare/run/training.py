@@ -20,6 +20,12 @@ from minishare.run.errors import BadArgument, TrainingDiverged, TrainingInterrup
 from minishare.train import TrainConfig, Trainer, save_history, stop_requests
 
 
+# The signals that stop a run, saved; one the process ignores stays ignored (``nohup`` ignores
+# SIGHUP, a shell's background job SIGINT, a worker of ``minishare.experiments.runs`` both: its
+# parent asks it to stop with SIGTERM).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 def run_training(task=RunDefaults.task, preset=RunDefaults.preset, overrides=None,
                  objective=RunDefaults.objective, corpus=RunDefaults.corpus,
                  vocab_size=RunDefaults.vocab_size, seq_len=RunDefaults.seq_len, steps=TrainConfig.steps,
@@ -36,8 +42,8 @@ def run_training(task=RunDefaults.task, preset=RunDefaults.preset, overrides=Non
     (``run_folder.locked``): a second run into ``out`` is refused with ``RunInUse``, and a
     resumed checkpoint must be this run's (``run_folder.identity``).
 
-    SIGINT (Ctrl-C) or SIGTERM ends the run after the current step, saved, with
-    ``TrainingInterrupted``; a loss or gradient that stops being finite ends it with
+    SIGINT (Ctrl-C), SIGTERM or SIGHUP (a closed terminal) ends the run after the current step,
+    saved, with ``TrainingInterrupted`` (``STOP_SIGNALS``); a loss or gradient that stops being finite ends it with
     ``TrainingDiverged``, keeping the last good checkpoint and writing the history.
 
     With ``data_parallel`` (run under ``mpiexec -n K``) the K ranks train on their shares of each
@@ -159,7 +165,8 @@ def _train_saving(model, trainer, out, save_every, resumed, writes=True, identit
 
     # NumPy's overflow warnings would only repeat, in many lines, what the divergence error says
     dp = trainer.data_parallel
-    with stop_requests() as stop, numpy.errstate(over="ignore", invalid="ignore", divide="ignore"):
+    signals = [s for s in STOP_SIGNALS if signal.getsignal(s) is not signal.SIG_IGN]
+    with stop_requests(signals) as stop, numpy.errstate(over="ignore", invalid="ignore", divide="ignore"):
         if dp is not None:
             dp.local_stop = lambda: bool(stop)
         stopping = (lambda: bool(stop)) if dp is None else (lambda: dp.stop_requested)
@@ -176,7 +183,7 @@ def _train_saving(model, trainer, out, save_every, resumed, writes=True, identit
             if saved["step"] is None:
                 raise
             raise TrainingInterrupted(
-                signal.SIGINT, saved["step"], out, f"interrupted at once by a second signal; the last "
+                stop.signal or signal.SIGINT, saved["step"], out, f"interrupted at once by a second signal; the last "
                 f"checkpoint (step {saved['step']}) is in {out}") from None
     if stopping():
         raise TrainingInterrupted(stop.signal or signal.SIGTERM, trainer.step, out)
