@@ -143,11 +143,18 @@ class _Archive:
         size = safeio.regular_file(path, error=CheckpointError)
         try:
             self.zip = zipfile.ZipFile(path)
-            self.entries = {info.filename[:-len(".npy")]: info for info in self.zip.infolist()}
+            infos = self.zip.infolist()
+            self.entries = {info.filename[:-len(".npy")]: info for info in infos}
         except (zipfile.BadZipFile, OSError, ValueError, EOFError) as err:
             raise CheckpointError(f"{path}: not a checkpoint: not a .npz archive, or a truncated one "
                                   f"({type(err).__name__}: {err})") from None
-        if sum(info.compress_size for info in self.entries.values()) > size:
+        seen = set()
+        for info in infos:                    # a zip may name an entry twice: which one is read?
+            if info.filename in seen:
+                raise CheckpointError(f"{path}: the entry {info.filename!r} is in the archive twice (edited or "
+                                      "hostile file: a reader could take either)")
+            seen.add(info.filename)
+        if sum(info.compress_size for info in infos) > size:
             raise CheckpointError(f"{path}: its zip directory declares more stored bytes than the file's "
                                   f"{size:,} (truncated or edited file)")
         if "__meta__" not in self.entries:

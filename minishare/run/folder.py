@@ -9,8 +9,10 @@ While a run uses its folder it holds the folder's lock, ``.lock`` (a file holdin
 host, created exclusively): a second run into the folder, with or without ``--overwrite`` or
 ``--resume``, is refused while the first lives; a lock whose process is gone (same host, no such
 pid) is stale and taken over. The checkpoint records what it belongs to (``identity``: the run's
-arguments, and digests of the model configuration and of tokenizer.json), so that a checkpoint
-copied from another run, or an edited config.json or tokenizer.json, is refused on resume.
+arguments, the dtype it trains in, and digests of the model configuration, of tokenizer.json and
+of the data: the corpus's documents, or a toy task's held-out examples and first batch), so that a
+checkpoint copied from another run, an edited config.json or tokenizer.json, or a corpus file
+changed since, is refused on resume, naming both sides.
 """
 import contextlib
 import hashlib
@@ -184,23 +186,34 @@ def _stale(owner):
     return False
 
 
-def identity(arguments, model, tokenizer_path):
-    """What a checkpoint belongs to: the run's arguments that may not change on resume, and
-    SHA-256 digests of the model configuration and of the tokenizer file (None without one)."""
+def data_digest(data):
+    """SHA-256 of a run's data as JSON (the corpus's documents, or a toy task's examples; arrays
+    as lists): the same data gives the same digest on any machine."""
+    text = json.dumps(data, default=lambda value: value.tolist(), separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def identity(arguments, model, tokenizer_path, data, dtype):
+    """What a checkpoint belongs to: the run's arguments that may not change on resume, the dtype
+    of its parameters, SHA-256 digests of the model configuration and of the tokenizer file (None
+    without one), and ``data``, the data's digest (``data_digest``)."""
     tokenizer = None
     if tokenizer_path is not None:
         with open(tokenizer_path, "rb") as f:
             tokenizer = hashlib.sha256(f.read()).hexdigest()
     return {"arguments": _json({k: v for k, v in arguments.items() if k not in MAY_CHANGE_ON_RESUME}),
             "model": hashlib.sha256(json.dumps(_json(model), sort_keys=True).encode()).hexdigest(),
-            "tokenizer": tokenizer}
+            "tokenizer": tokenizer, "data": data, "dtype": str(dtype)}
 
 
 def identity_conflicts(recorded, expected):
     """["what (the checkpoint's value, the folder's value)"] where a checkpoint's recorded
     ``identity`` differs from the run folder's; a checkpoint without one conflicts wholly."""
-    if not isinstance(recorded, dict) or set(recorded) != set(expected):
+    if not isinstance(recorded, dict) or not set(recorded) <= set(expected) or "arguments" not in recorded:
         return ["it records no run identity (saved by another program or an older minishare)"]
+    if set(recorded) != set(expected):
+        return [f"it records no {' or '.join(sorted(set(expected) - set(recorded)))} (saved by an older "
+                "minishare, which did not record them): train the run again with --overwrite"]
     conflicts = []
     old, new = recorded["arguments"], expected["arguments"]
     if not isinstance(old, dict):
@@ -208,7 +221,10 @@ def identity_conflicts(recorded, expected):
     for name in sorted(set(old) | set(new)):
         if old.get(name) != new.get(name):
             conflicts.append(f"{name}={old.get(name)!r} (config.json: {new.get(name)!r})")
-    for part, file in (("model", "config.json's model"), ("tokenizer", "tokenizer.json")):
+    for part, file in (("model", "config.json's model"), ("tokenizer", "tokenizer.json"),
+                       ("data", "the data now")):
         if recorded[part] != expected[part]:
             conflicts.append(f"{part} digest {str(recorded[part])[:12]} ({file}: {str(expected[part])[:12]})")
+    if recorded["dtype"] != expected["dtype"]:
+        conflicts.append(f"dtype {recorded['dtype']!r:.20} (the run trains in {expected['dtype']})")
     return conflicts

@@ -13,9 +13,9 @@ import numpy    # only for numpy.errstate: the math runs on minishare.backend
 from minishare import backend, checkpoint, data, distributed, random as ms_random
 from minishare.errors import InvalidValue
 from minishare.files import atomic_write
-from minishare.run import folder as run_folder
+from minishare.run import folder as run_folder, state as run_state
 from minishare.run.build import (SEQ2SEQ_TASKS, RunDefaults, build_model, corpus_documents, load_tokenizer,
-                                 make_config, make_task)
+                                 make_config, make_task, task_data)
 from minishare.run.errors import BadArgument, TrainingDiverged, TrainingInterrupted
 from minishare.train import TrainConfig, Trainer, save_history, stop_requests
 
@@ -94,24 +94,30 @@ def _run_training(arguments, out, resume, progress, overwrite, dp, writes, warmu
     train_config = TrainConfig(steps=steps, lr=a["lr"], optimizer=a["optimizer"], eval_every=a["eval_every"],
                                warmup_steps=warmup, progress=progress and writes)
     # everything is built in memory first, so that a refused argument leaves ``out`` untouched
+    documents = None if task in SEQ2SEQ_TASKS else corpus_documents(a["corpus"])
     if tokenizer is None and task not in SEQ2SEQ_TASKS:
-        tokenizer = load_tokenizer(corpus_documents(a["corpus"]), a["vocab_size"],
-                                   progress=progress and writes)
+        tokenizer = load_tokenizer(documents, a["vocab_size"], progress=progress and writes)
     t, V = make_task(task, seed, a["batch_size"], a["seq_len"], a["objective"], a["corpus"], a["vocab_size"],
-                     tokenizer=tokenizer)
+                     tokenizer=tokenizer, documents=documents)
+    data_digest = run_folder.data_digest(task_data(task, t, documents))
     ms_random.manual_seed(seed)
     if resume:
         model, state = checkpoint.load(ckpt, with_training_state=True)
         identity = run_folder.identity(arguments, saved["model"],
-                                       tokenizer_path if task not in SEQ2SEQ_TASKS else None)
+                                       tokenizer_path if task not in SEQ2SEQ_TASKS else None,
+                                       data_digest, backend.default_dtype.__name__)
         conflicts = run_folder.identity_conflicts(state.get("run"), identity)
         if conflicts:
             raise checkpoint.CheckpointError(f"{ckpt} belongs to another run than the one in {out}: "
-                                             + "; ".join(conflicts))
+                                             + run_state.describe(conflicts))
         if model.config.vocab_size != V:
             raise checkpoint.CheckpointError(f"{ckpt}: its vocabulary has {model.config.vocab_size} "
                                              f"tokens, the tokenizer of the run {V}")
         trainer = Trainer(model, t, train_config, data_parallel=dp)
+        problems = run_state.problems(state, trainer, backend.default_dtype.__name__)
+        if problems:
+            raise checkpoint.CheckpointError(f"{ckpt}: its training state is not the run's: "
+                                             + run_state.describe(problems))
         try:
             trainer.load_state_dict(state)
         except (KeyError, TypeError, ValueError, IndexError) as err:
@@ -135,7 +141,8 @@ def _run_training(arguments, out, resume, progress, overwrite, dp, writes, warmu
         with atomic_write(os.path.join(out, "config.json"), "w") as f:
             json.dump(settings, f, indent=1, default=str)
         identity = run_folder.identity(arguments, settings["model"],
-                                       tokenizer_path if tokenizer is not None else None)
+                                       tokenizer_path if tokenizer is not None else None,
+                                       data_digest, backend.default_dtype.__name__)
     history = _train_saving(model, trainer, out, arguments["save_every"], resumed=resume, writes=writes,
                             identity=identity)
     evals = [row for row in history if any(k.startswith("eval_") for k in row)]
