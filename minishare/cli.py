@@ -26,7 +26,7 @@ from minishare import distributed, sharing
 from minishare.analysis import layerwise
 from minishare.errors import InvalidValue, MinishareError, MissingPackage
 from minishare.run import folder as run_folder
-from minishare.run.build import SEQ2SEQ_TASKS
+from minishare.run.build import SEQ2SEQ_TASKS, RunDefaults
 from minishare.run.errors import BadArgument, TrainingInterrupted
 from minishare.run.training import run_training
 from minishare.files import atomic_write
@@ -222,9 +222,13 @@ def cmd_train(args):
     if launched > 1 and not args.data_parallel:
         raise InvalidValue(f"started by an MPI launcher as {launched} processes without --data-parallel: "
                            "each would train the whole run and write the same files; add --data-parallel")
+    if args.resume and args.overwrite:
+        raise InvalidValue("--resume and --overwrite contradict each other: --resume continues the run in "
+                           f"{args.out}, --overwrite replaces it; give one")
     given = {name: getattr(args, name) for name in RUN_FLAGS if getattr(args, name) is not None}
     if args.resume:
         saved = run_folder.saved_run(args.out)
+        _check_meaningful(given, given.get("task", saved["arguments"]["task"]))
         arguments = {**saved["arguments"], **given,
                      "overrides": {**saved["arguments"]["overrides"], **_overrides(args)}}
         conflicts = run_folder.resume_conflicts(saved, {**given, "overrides": _overrides(args)})
@@ -233,6 +237,7 @@ def cmd_train(args):
                                + "; ".join(f"{_flag(name)} {_show(new)} (the run has {_show(old)})"
                                            for name, new, old in conflicts))
     else:
+        _check_meaningful(given, given.get("task", RunDefaults.task))
         arguments = {**given, "overrides": _overrides(args)}
     result = run_training(**arguments, out=args.out, resume=args.resume, overwrite=args.overwrite,
                           progress=not args.no_progress, data_parallel=args.data_parallel)
@@ -240,6 +245,20 @@ def cmd_train(args):
     if trainer.data_parallel is None or trainer.data_parallel.rank == 0:
         print(json.dumps(result["final"], indent=1))
         print(f"history, checkpoint and config written to {args.out}")
+
+
+# train's flags that only some tasks read: given for another task, a flag would be silently ignored
+TASK_FLAGS = {"corpus": ("pretrain", "lm"), "vocab_size": ("pretrain", "lm"), "objective": ("pretrain",),
+              "preset": ("pretrain",)}
+
+
+def _check_meaningful(given, task):
+    """Refuse a flag the task does not read, naming both (a toy task generates its own data and
+    vocabulary; only ALBERT pre-training has a second objective and presets)."""
+    for name, tasks in TASK_FLAGS.items():
+        if name in given and task not in tasks:
+            raise InvalidValue(f"{_flag(name)} has no meaning for --task {task} (only for "
+                               f"{' and '.join(tasks)}): leave it out")
 
 
 def _show(value):

@@ -28,7 +28,9 @@ def problems(state, trainer, dtype):
     dtypes = sorted({str(p.dtype) for p in trainer.model.parameters()})
     if dtypes != [str(dtype)]:
         found.append(f"parameters of dtype {', '.join(dtypes)} (the run trains in {dtype})")
-    step = state.get("step")
+    step, history = state.get("step"), state.get("history")
+    if is_int(step) and isinstance(history, list) and len(history) != step:
+        return [f"step {step} with a history of {len(history)} rows (one per step: edited or mismatched state)"]
     optimizer, scheduler = state.get("optimizer"), state.get("scheduler")
     if isinstance(optimizer, dict) and isinstance(optimizer.get("param_groups"), list):
         found += _optimizer(optimizer, trainer.optimizer, names, step)
