@@ -53,10 +53,23 @@ def _schedule(text):
     return text
 
 
-def _positive(text):
-    if not text.isdigit() or int(text) < 1:
+def _positive(text, most=None):
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    if most is not None and int(text) > most:
+        raise argparse.ArgumentTypeError(f"must be at most {most:,}, got {text}")
     return int(text)
+
+
+def _at_most(most):
+    """A flag's type: a positive integer up to ``most``, refused by argparse naming the limit."""
+    return lambda text: _positive(text, most)
+
+
+MAX_THREADS = 1024          # BLAS threads: more than any machine's cores
+# layerwise keeps every layer's activations, attention probabilities (B, heads, T, T) among them, of
+# the whole batch: 256 sequences of BERT-base's 512 tokens take about 3 GiB a layer
+MAX_LAYERWISE_BATCH = 256
 
 
 def _defaults(function):
@@ -134,7 +147,7 @@ def build_parser():
                    "passages of the built-in English corpus through the folder's tokenizer.json, if it "
                    "has one and the tokenizers package is installed; else random ids, with a note)")
     d = _defaults(layerwise.pretrained_figure)
-    w.add_argument("--batch-size", type=_positive, default=d["batch_size"],
+    w.add_argument("--batch-size", type=_at_most(MAX_LAYERWISE_BATCH), default=d["batch_size"],
                    help="sequences without --input-ids: text passages or random (default %(default)s)")
     w.add_argument("--seq-len", type=_positive, default=d["seq_len"],
                    help="tokens per sequence without --input-ids (default %(default)s)")
@@ -157,7 +170,7 @@ def build_parser():
 
 
 def _threads_flag(command, note=""):
-    command.add_argument("--threads", type=_positive, metavar="N",
+    command.add_argument("--threads", type=_at_most(MAX_THREADS), metavar="N",
                          help="BLAS threads of this process (minishare.set_num_threads; default: the "
                          f"library's own, one per core, or OPENBLAS_NUM_THREADS){note}")
 

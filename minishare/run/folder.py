@@ -35,12 +35,27 @@ ARGUMENTS = ("task", "preset", "overrides", "objective", "corpus", "vocab_size",
              "batch_size", "lr", "optimizer", "eval_every", "seed", "warmup_steps", "save_every")
 
 
+# Ceilings of a run's sizes, checked before anything is built: past them a run would spend its
+# time or memory before the first step (a batch is drawn example by example; the history keeps a
+# row of about 1 KB a step in memory; the embedding holds V rows), or could never end.
+LIMITS = {"steps": 10**7, "batch_size": 1 << 16, "seq_len": 1 << 16, "vocab_size": 1 << 18,
+          "warmup_steps": 10**7}
+MAX_BATCH_TOKENS = 1 << 22    # batch_size x seq_len: every layer keeps (B, T, H) activations
+
+
 def check_arguments(arguments):
-    """Refuse, by name, a number no run can use (``arguments``: run_training's keywords)."""
+    """Refuse, by name, a number no run can use (``arguments``: run_training's keywords), or one
+    past its ceiling (``LIMITS``), naming the limit."""
     for name in ("vocab_size", "seq_len", "steps", "batch_size", "eval_every", "save_every"):
         value = arguments[name]
         if not is_int(value) or value < 1:
             raise BadArgument(name, "must be a positive integer", value)
+        if name in LIMITS and value > LIMITS[name]:
+            raise BadArgument(name, f"must be at most {LIMITS[name]:,}", value)
+    tokens = arguments["batch_size"] * arguments["seq_len"]
+    if tokens > MAX_BATCH_TOKENS:
+        raise BadArgument("batch_size", f"times seq_len ({arguments['seq_len']:,}) is {tokens:,} tokens a "
+                          f"step, more than the {MAX_BATCH_TOKENS:,} allowed", arguments["batch_size"])
     seed = arguments["seed"]
     if not is_int(seed) or seed < 0:
         raise BadArgument("seed", "must be an integer >= 0", seed)
@@ -50,6 +65,17 @@ def check_arguments(arguments):
     warmup = arguments["warmup_steps"]
     if not is_int(warmup) or warmup < 0:
         raise BadArgument("warmup_steps", "must be an integer >= 0", warmup)
+    if warmup > LIMITS["warmup_steps"]:
+        raise BadArgument("warmup_steps", f"must be at most {LIMITS['warmup_steps']:,}", warmup)
+
+
+def tokenizer_limit(vocab_size):
+    """The most bytes a tokenizer.json of ``vocab_size`` pieces written by minishare can hold: each
+    piece at most ``data.tokenizer.MAX_PIECE_CHARS`` characters of at most 6 bytes of JSON
+    (``\\u001f``), once in the vocabulary and twice in the merges; checked before a resumed run
+    reads the file (an edited one of nested lists would fill the memory)."""
+    from minishare.data.tokenizer import MAX_PIECE_CHARS
+    return 4096 + vocab_size * 3 * (6 * MAX_PIECE_CHARS + 8)
 
 
 def existing_run(out):

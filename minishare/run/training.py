@@ -10,7 +10,7 @@ import signal
 
 import numpy    # only for numpy.errstate: the math runs on minishare.backend
 
-from minishare import backend, checkpoint, data, distributed, random as ms_random
+from minishare import backend, checkpoint, data, distributed, random as ms_random, safeio
 from minishare.errors import InvalidValue
 from minishare.files import atomic_write
 from minishare.run import folder as run_folder, state as run_state
@@ -85,6 +85,10 @@ def _run_training(arguments, out, resume, progress, overwrite, dp, writes, warmu
             raise InvalidValue(f"cannot resume {out} with other settings: " + "; ".join(
                 f"{name}={new!r} (the run has {old!r})" for name, new, old in conflicts))
         if task not in SEQ2SEQ_TASKS:
+            V, size = saved["arguments"]["vocab_size"], safeio.regular_file(tokenizer_path)
+            if size > run_folder.tokenizer_limit(V):
+                raise InvalidValue(f"cannot resume: {tokenizer_path} is {size:,} bytes, more than the "
+                                   f"{run_folder.tokenizer_limit(V):,} a tokenizer of {V:,} pieces can take")
             tokenizer = data.Tokenizer.load(tokenizer_path)
     elif not overwrite and run_folder.existing_run(out):
         raise FileExistsError(f"{out} already holds a run ({', '.join(run_folder.existing_run(out))}): "
