@@ -161,7 +161,7 @@ class _Archive:
             raise CheckpointError(f"{path}: not a minishare checkpoint (no __meta__ entry)")
         for key, info in self.entries.items():
             if not info.filename.endswith(".npy") or not (key == "__meta__" or key.startswith(("param/", "train/"))):
-                raise CheckpointError(f"{path}: unexpected entry {info.filename!r} (a checkpoint holds "
+                raise CheckpointError(f"{path}: unexpected entry {info.filename!r:.80} (a checkpoint holds "
                                       "__meta__, param/... and train/... arrays only)")
             if info.file_size > 2 * info.compress_size + self.SLACK:
                 raise CheckpointError(f"{path}: entry {key!r} would inflate from {info.compress_size:,} "
@@ -176,7 +176,7 @@ class _Archive:
     def expect(self, keys):
         """Refuse entries the model and training state have no place for (before reading them)."""
         for key in sorted(set(self.entries) - set(keys) - {"__meta__"}):
-            raise CheckpointError(f"{self.path}: unexpected entry {key!r} (no parameter or training "
+            raise CheckpointError(f"{self.path}: unexpected entry {key!r:.80} (no parameter or training "
                                   "state of that name; mismatched or edited checkpoint)")
 
     def check_holds(self, key, shape, config):

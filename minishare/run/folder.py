@@ -8,7 +8,8 @@ only its length and bookkeeping (``MAY_CHANGE_ON_RESUME``) may differ.
 While a run uses its folder it holds the folder's lock, ``.lock`` (a file holding its pid and
 host, created exclusively): a second run into the folder, with or without ``--overwrite`` or
 ``--resume``, is refused while the first lives; a lock whose process is gone (same host, no such
-pid) is stale and taken over. The checkpoint records what it belongs to (``identity``: the run's
+pid) is stale and taken over, and so is an empty one that has stayed empty for seconds (its run
+died between creating it and writing it). The checkpoint records what it belongs to (``identity``: the run's
 arguments, the dtype it trains in, and digests of the model configuration, of tokenizer.json and
 of the data: the corpus's documents, or a toy task's held-out examples and first batch), so that a
 checkpoint copied from another run, an edited config.json or tokenizer.json, or a corpus file
@@ -21,6 +22,7 @@ import math
 import os
 import socket
 import tempfile
+import time
 
 from minishare import safeio
 from minishare.checks import is_int, is_real
@@ -168,16 +170,16 @@ def locked(out):
             break
         except FileExistsError:
             owner = _lock_owner(path)
-            if not _stale(owner):
+            if not _stale(owner) and not _abandoned(path):
                 who = (f"pid {owner['pid']} on host {owner['host']}" if owner else
                        "an unreadable owner")
                 raise RunInUse(f"{out} is in use by another run ({who}; lock file {path}): wait for it "
                                "to end, or remove the lock file if that run is gone") from None
             with contextlib.suppress(FileNotFoundError):   # stale: its owner is gone
                 os.remove(path)
-    with os.fdopen(fd, "w") as f:
-        json.dump({"pid": os.getpid(), "host": socket.gethostname()}, f)
-    try:
+    try:                # written inside: a lock left empty by a full disk is removed with the rest
+        with os.fdopen(fd, "w") as f:
+            json.dump({"pid": os.getpid(), "host": socket.gethostname()}, f)
         yield
     finally:
         with contextlib.suppress(FileNotFoundError):
@@ -185,6 +187,17 @@ def locked(out):
         if created:
             with contextlib.suppress(OSError):          # only if nothing was written there
                 os.rmdir(out)
+
+
+def _abandoned(path, seconds=10):
+    """True for an empty lock file older than ``seconds``: a run that created it died before it
+    could write its pid (killed, or a full disk, in an older minishare); one being written now
+    is younger."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return False
+    return info.st_size == 0 and time.time() - info.st_mtime > seconds
 
 
 def _lock_owner(path):

@@ -91,9 +91,11 @@ def _run_training(arguments, out, resume, progress, overwrite, dp, writes, warmu
                                    f"{run_folder.tokenizer_limit(V):,} a tokenizer of {V:,} pieces can take")
             tokenizer = data.Tokenizer.load(tokenizer_path)
     elif not overwrite and run_folder.existing_run(out):
-        raise FileExistsError(f"{out} already holds a run ({', '.join(run_folder.existing_run(out))}): "
-                              "continue it with --resume (resume=True) or replace it with --overwrite "
-                              "(overwrite=True)")
+        found = run_folder.existing_run(out)
+        advice = ("continue it with --resume (resume=True) or replace it with --overwrite (overwrite=True)"
+                  if "checkpoint.npz" in found else "it stopped before its first checkpoint, so it cannot "
+                  "be continued: replace it with --overwrite (overwrite=True)")
+        raise FileExistsError(f"{out} already holds a run ({', '.join(found)}): {advice}")
     warmup = min(arguments["warmup_steps"], steps) if resume else arguments["warmup_steps"]  # resumed shorter
     train_config = TrainConfig(steps=steps, lr=a["lr"], optimizer=a["optimizer"], eval_every=a["eval_every"],
                                warmup_steps=warmup, progress=progress and writes)
