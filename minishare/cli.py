@@ -270,7 +270,7 @@ def _check_meaningful(given, task):
     vocabulary; only ALBERT pre-training has a second objective and presets)."""
     for name, tasks in TASK_FLAGS.items():
         if name in given and task not in tasks:
-            raise InvalidValue(f"{_flag(name)} has no meaning for --task {task} (only for "
+            raise InvalidValue(f"{_flag(name)} {_show(given[name])} has no meaning for --task {task} (only for "
                                f"{' and '.join(tasks)}): leave it out")
 
 

@@ -174,9 +174,9 @@ def test_a_timing_is_not_repeated_and_is_announced_first(tmp_path, monkeypatch, 
 def test_reproduce_interrupted_says_rerun_not_train_resume(tmp_path, capsys, monkeypatch):
     from minishare.experiments import reproduce
 
-    def interrupted(*args, **kwargs):
-        raise runs._interrupted(signal.SIGINT, [TrainingInterrupted(signal.SIGINT, 40, str(tmp_path / "runs" / "a"))],
-                                str(tmp_path))
+    def interrupted(*args, **kwargs):       # what train_all raises, through reproduce.run
+        raise TrainingInterrupted(signal.SIGINT, None, str(tmp_path), "interrupted by SIGINT: the runs in "
+                                  "progress saved (a at step 40); rerunning the same command continues them")
     monkeypatch.setattr(reproduce, "run", interrupted)
     status, _, err = run(capsys, "reproduce", "--out", tmp_path)
     line = one_line(err)

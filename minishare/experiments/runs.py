@@ -26,7 +26,7 @@ import threading
 import time
 
 from minishare import checkpoint, safeio
-from minishare.errors import MinishareError
+from minishare.errors import InvalidValue, MinishareError
 from minishare.run import folder as run_folder
 from minishare.run.errors import TrainingInterrupted
 from minishare.run.training import STOP_SIGNALS, run_training
@@ -66,9 +66,7 @@ def cached_run(out, name, progress=True, **request):
     if interrupted(folder, request):
         try:
             result = run_training(out=folder, progress=progress, resume=True, **request)
-        except (checkpoint.CheckpointError, MinishareError) as err:
-            if isinstance(err, TrainingInterrupted):
-                raise
+        except (checkpoint.CheckpointError, InvalidValue) as err:     # not its run's any more
             print(f"[train] {name}: cannot continue from its checkpoint ({err}); training it again",
                   flush=True)
     if result is None:
