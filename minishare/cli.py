@@ -312,7 +312,7 @@ def main(argv=None):
     runs (their handlers are this call's, restored when it returns)."""
     main_thread = threading.current_thread() is threading.main_thread()
     previous = {number: signal.signal(number, _stop) for number in (signal.SIGTERM, signal.SIGHUP)
-                if main_thread and signal.getsignal(number) is signal.SIG_DFL}
+                if main_thread and signal.getsignal(number) not in (signal.SIG_IGN, None)}
     try:
         return _main(argv)
     finally:

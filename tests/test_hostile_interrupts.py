@@ -189,3 +189,20 @@ def test_reproduce_jobs_out_of_range_is_one_line(jobs, tmp_path, capsys):
     status, _, err = run(capsys, "reproduce", "--quick", "--only", "params", "--jobs", jobs, "--out", tmp_path)
     line = one_line(err)
     assert status == 2 and "jobs" in line and "at most 1,024" in line, line
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="needs Linux's /proc")
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP])
+@pytest.mark.parametrize("delay", [0.0, 0.1, 0.3])
+def test_sigterm_or_sighup_while_starting_is_one_line(number, delay, tmp_path):
+    """Once the package's imports have begun (NumPy is mapped into the process), plus ``delay``:
+    a signal that lands in an import, or in the building of the run, ends in one line with its
+    status, never a silent death by the signal. The run is far too long to end on its own."""
+    process = start(["-m", "minishare", "train", "--task", "copy", "-H", "16", "-N", "1", "--batch-size", "4",
+                     "--steps", "100000", "--no-progress", "--out", str(tmp_path / "run")])
+    wait_for(lambda: "numpy" in open(f"/proc/{process.pid}/maps").read(), process, "NumPy's import", 60)
+    time.sleep(delay)
+    process.send_signal(number)
+    _, err = process.communicate(timeout=300)
+    assert process.returncode == 128 + number, (process.returncode, err)
+    assert f"interrupted by {signal.Signals(number).name}" in one_line(err)
