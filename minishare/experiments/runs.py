@@ -232,7 +232,7 @@ class Workers:
 
     def _run(self, function, tasks):
         context, waiting, running = multiprocessing.get_context("spawn"), list(enumerate(tasks)), {}
-        interruptions, failure, relayed = [], None, 0
+        interruptions, failure, relayed = [], None, False
         with stop_requests(STOP_SIGNALS) as stop:
             try:
                 while waiting or running:
@@ -240,7 +240,8 @@ class Workers:
                         index, task = waiting.pop(0)
                         running[index] = self._start(context, function, task)
                     if (stop or failure is not None) and not relayed:
-                        relayed = self._relay(running)
+                        self._relay(running)        # once: a second SIGTERM would stop them mid-step
+                        relayed = True
                     ready = multiprocessing.connection.wait([conn for _, conn in running.values()], timeout=0.5)
                     for index in [i for i, (_, conn) in running.items() if conn in ready]:
                         process, conn = running.pop(index)
@@ -287,7 +288,6 @@ class Workers:
         for process, _ in running.values():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(process.pid, signal.SIGTERM)
-        return 1
 
     @staticmethod
     def _result(process, conn):
@@ -322,8 +322,8 @@ def worker_pool(processes):
 
 
 def stop_with_parent(parent, every=1.0):
-    """Worker initializer: when the process that started this worker is gone (killed, so it could
-    not stop its pool), ask this worker to stop as Ctrl-C would (SIGTERM: the run saves its
+    """In a worker: when the process that started it is gone (killed, so it could not stop its
+    workers), ask this worker to stop as Ctrl-C would (SIGTERM: the run saves its
     checkpoint after the current step and ends), instead of training on for minutes unwatched."""
     def watch():
         while os.getppid() == parent:
