@@ -10,17 +10,20 @@ import signal
 import sys
 
 _STARTING = sys.argv[:1] == ["-m"] and "minishare" in sys.orig_argv   # runpy imports us to run us
-_INTERRUPTED = []                 # the SIGINT seen while this package was being imported
+_INTERRUPTED = []                 # the signals seen while this package was being imported
 
 
 def _interrupted_while_starting(kind, value, traceback, default=sys.excepthook):
-    """For ``python -m minishare``: a Ctrl-C while this package is still being imported, before
-    the command line can catch anything, ends with one line like a Ctrl-C a moment later. One
-    that lands inside NumPy's own import surfaces as an ImportError about a broken install, so a
-    SIGINT seen while starting ends the same way whatever the exception."""
+    """For ``python -m minishare``: a Ctrl-C (or SIGTERM, SIGHUP) while this package and the
+    command line are still being imported, before the command line can catch anything, ends with
+    one line like one a moment later. One that lands inside NumPy's own import surfaces as an
+    ImportError about a broken install, so a signal seen while starting ends the same way
+    whatever the exception."""
     if issubclass(kind, KeyboardInterrupt) or _INTERRUPTED:
-        print("python -m minishare: interrupted", file=sys.stderr, flush=True)
-        os._exit(128 + signal.SIGINT)
+        number = signal.Signals(_INTERRUPTED[0] if _INTERRUPTED else signal.SIGINT)
+        by = "" if number == signal.SIGINT else f" by {number.name}"
+        print(f"python -m minishare: interrupted{by}", file=sys.stderr, flush=True)
+        os._exit(128 + number)
     default(kind, value, traceback)
 
 
@@ -29,11 +32,15 @@ def _seen_while_starting(signum, frame):
     raise KeyboardInterrupt
 
 
-_WATCHING = _STARTING and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+# (not a signal the shell started us ignoring: a background job's SIGINT, nohup's SIGHUP). SIGTERM
+# and SIGHUP stay watched until the command line installs its own handlers (``cli.main``).
+_WATCHING = [number for number, default in ((signal.SIGINT, signal.default_int_handler),
+                                            (signal.SIGTERM, signal.SIG_DFL), (signal.SIGHUP, signal.SIG_DFL))
+             if _STARTING and signal.getsignal(number) is default]
 if _STARTING:
     sys.excepthook = _interrupted_while_starting
-if _WATCHING:                     # (not when the shell started us ignoring SIGINT)
-    signal.signal(signal.SIGINT, _seen_while_starting)
+for _number in _WATCHING:
+    signal.signal(_number, _seen_while_starting)
 
 from minishare import backend  # noqa: E402
 from minishare.errors import MinishareError  # noqa: E402
@@ -44,10 +51,10 @@ from minishare.threads import get_num_threads, set_num_threads  # noqa: E402
 from minishare.params import count_parameters  # noqa: E402 (needs the engine above)
 from minishare.checkpoint import CheckpointError, load, save  # noqa: E402
 
-if _WATCHING:                     # imported: the command line answers a Ctrl-C from here on
+if signal.SIGINT in _WATCHING:    # imported: the command line answers a Ctrl-C from here on
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    if _INTERRUPTED:              # an import caught the KeyboardInterrupt as a failed import
-        _interrupted_while_starting(KeyboardInterrupt, None, None)
+if _INTERRUPTED:                  # an import caught the KeyboardInterrupt as a failed import
+    _interrupted_while_starting(KeyboardInterrupt, None, None)
 
 __all__ = ["backend", "Tensor", "Function", "tensor", "as_tensor", "no_grad", "is_grad_enabled", "gradcheck",
            "GradcheckError", "manual_seed", "count_parameters", "save", "load", "CheckpointError",

@@ -7,7 +7,11 @@ loading a file never runs code. It holds
 * ``__meta__``: JSON text with the model class, its configuration and, for every other name of a
   shared tensor, the name it aliases;
 * optionally ``train/...``: training state (optimizer, schedule, step, random generators) as
-  arrays plus a JSON tree in the metadata, for exact resumption.
+  arrays plus a JSON tree in the metadata, for exact resumption. A table (a list of rows of
+  numbers, such as the history of a run) is stored as one array per column, so that the
+  metadata's size does not grow with a run's length: its ceiling, ``MAX_META_BYTES``, is derived
+  from the largest model the library builds (``sharing.MAX_LAYERS`` layers, every one distinct,
+  with its optimizer state).
 
 Loading does bounded work on any file, however edited or hostile: it reads the zip directory
 first and refuses entries the format does not have and entries that would inflate beyond their
@@ -34,7 +38,11 @@ from minishare.errors import InvalidType, MinishareError
 from minishare.files import atomic_write
 from minishare.nn import init
 
-MAX_META_BYTES = 1 << 24   # the JSON metadata: configuration, aliases, training-state tree
+# The JSON metadata: configuration, aliases, training-state tree. What grows in it is the names of
+# the parameters (aliases, optimizer state), about 3,700 bytes a layer: the library's largest model,
+# an encoder-decoder of sharing.MAX_LAYERS distinct layers each side, with its AdamW state, writes 30 MB
+# (tests/test_checkpoint_limits.py). A run's history is stored as columns of arrays, outside it.
+MAX_META_BYTES = 64 << 20
 
 FORMAT = "minishare-checkpoint"
 VERSION = 1
@@ -135,18 +143,25 @@ class _Archive:
         size = safeio.regular_file(path, error=CheckpointError)
         try:
             self.zip = zipfile.ZipFile(path)
-            self.entries = {info.filename[:-len(".npy")]: info for info in self.zip.infolist()}
+            infos = self.zip.infolist()
+            self.entries = {info.filename[:-len(".npy")]: info for info in infos}
         except (zipfile.BadZipFile, OSError, ValueError, EOFError) as err:
             raise CheckpointError(f"{path}: not a checkpoint: not a .npz archive, or a truncated one "
                                   f"({type(err).__name__}: {err})") from None
-        if sum(info.compress_size for info in self.entries.values()) > size:
+        seen = set()
+        for info in infos:                    # a zip may name an entry twice: which one is read?
+            if info.filename in seen:
+                raise CheckpointError(f"{path}: the entry {info.filename!r} is in the archive twice (edited or "
+                                      "hostile file: a reader could take either)")
+            seen.add(info.filename)
+        if sum(info.compress_size for info in infos) > size:
             raise CheckpointError(f"{path}: its zip directory declares more stored bytes than the file's "
                                   f"{size:,} (truncated or edited file)")
         if "__meta__" not in self.entries:
             raise CheckpointError(f"{path}: not a minishare checkpoint (no __meta__ entry)")
         for key, info in self.entries.items():
             if not info.filename.endswith(".npy") or not (key == "__meta__" or key.startswith(("param/", "train/"))):
-                raise CheckpointError(f"{path}: unexpected entry {info.filename!r} (a checkpoint holds "
+                raise CheckpointError(f"{path}: unexpected entry {info.filename!r:.80} (a checkpoint holds "
                                       "__meta__, param/... and train/... arrays only)")
             if info.file_size > 2 * info.compress_size + self.SLACK:
                 raise CheckpointError(f"{path}: entry {key!r} would inflate from {info.compress_size:,} "
@@ -161,7 +176,7 @@ class _Archive:
     def expect(self, keys):
         """Refuse entries the model and training state have no place for (before reading them)."""
         for key in sorted(set(self.entries) - set(keys) - {"__meta__"}):
-            raise CheckpointError(f"{self.path}: unexpected entry {key!r} (no parameter or training "
+            raise CheckpointError(f"{self.path}: unexpected entry {key!r:.80} (no parameter or training "
                                   "state of that name; mismatched or edited checkpoint)")
 
     def check_holds(self, key, shape, config):
@@ -237,7 +252,17 @@ def _meta(path, array):
 
 def _encode(obj, prefix, arrays):
     """A nested structure -> JSON-able tree; arrays move into ``arrays`` under a path key. Dict keys
-    keep their type (an int key stays an int), which plain JSON would lose."""
+    keep their type (an int key stays an int), which plain JSON would lose. A table (``_table``)
+    becomes one array per column."""
+    columns = _table(obj)
+    if columns is not None:
+        tree = []
+        for i, (name, values, present) in enumerate(columns):
+            arrays[f"{prefix}/{i}"] = values
+            if present is not None:
+                arrays[f"{prefix}/{i}.present"] = present
+            tree.append([name, f"{prefix}/{i}", None if present is None else f"{prefix}/{i}.present"])
+        return {"table": {"rows": len(obj), "columns": tree}}
     if isinstance(obj, dict):
         return {"dict": [[k, _encode(v, f"{prefix}/{k}", arrays)] for k, v in obj.items()]}
     if isinstance(obj, (list, tuple)):
@@ -250,6 +275,31 @@ def _encode(obj, prefix, arrays):
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return obj
     raise InvalidType(f"save: cannot store training-state value of type {type(obj).__name__} at {prefix}")
+
+
+def _table(rows):
+    """[(column name, values, present or None)] when ``rows`` is a non-empty list of dicts whose
+    keys are strings and whose values are numbers, each column all ints (int64) or all floats
+    (float64), so that the rows read back exactly; ``present`` (bool) marks the rows that have the
+    column when some lack it. None for anything else."""
+    if not isinstance(rows, list) or not rows or not all(isinstance(row, dict) for row in rows):
+        return None
+    names = list(dict.fromkeys(name for row in rows for name in row))
+    columns = []
+    for name in names:
+        if not isinstance(name, str):
+            return None
+        cells = [row[name] for row in rows if name in row]
+        kinds = {type(value) for value in cells}
+        if kinds == {float}:
+            values = numpy.array(cells, dtype=numpy.float64)
+        elif kinds == {int} and all(-2**63 <= value < 2**63 for value in cells):
+            values = numpy.array(cells, dtype=numpy.int64)
+        else:
+            return None
+        present = None if len(cells) == len(rows) else numpy.array([name in row for row in rows])
+        columns.append((name, values, present))
+    return columns
 
 
 def _array_keys(path, tree):
@@ -267,7 +317,35 @@ def _array_keys(path, tree):
         return [key for _, v in value for key in _array_keys(path, v)]
     if kind in ("list", "tuple") and isinstance(value, list):
         return [key for v in value for key in _array_keys(path, v)]
+    if kind == "table" and isinstance(value, dict) and is_int(value.get("rows")) and value["rows"] > 0 \
+            and isinstance(value.get("columns"), list) and all(
+                isinstance(c, list) and len(c) == 3 and isinstance(c[0], str) and isinstance(c[1], str)
+                and c[1].startswith("train/") and (c[2] is None or isinstance(c[2], str) and c[2].startswith("train/"))
+                for c in value["columns"]):
+        return [key for _, values, present in value["columns"] for key in (values, present) if key is not None]
     raise CheckpointError(f"{path}: malformed training state in the metadata (unknown {kind!r})")
+
+
+def _decode_table(path, table, archive):
+    """The rows of a table (``_table``) from its column arrays, each checked to hold one number for
+    each row that has the column before the rows are made (the row count is the file's word)."""
+    n, columns = table["rows"], []
+    for name, key, present_key in table["columns"]:
+        values = archive.read(key, kind="if")
+        present = None if present_key is None else archive.read(present_key, kind="b")
+        if values.ndim != 1 or (present.shape != (n,) or len(values) != int(present.sum())
+                                if present is not None else len(values) != n):
+            raise CheckpointError(f"{path}: malformed training state: the column {name!r} of a table of "
+                                  f"{n:,} rows holds {values.shape} values"
+                                  + ("" if present is None else f" for {present.shape} presence marks"))
+        columns.append((name, values.tolist(), None if present is None else present.tolist()))
+    if not columns:
+        raise CheckpointError(f"{path}: malformed training state: a table without columns")
+    rows = [{} for _ in range(n)]
+    for name, values, present in columns:
+        for row, value in zip(rows if present is None else (r for r, has in zip(rows, present) if has), values):
+            row[name] = value
+    return rows
 
 
 def _decode(path, tree, archive):
@@ -283,6 +361,8 @@ def _decode(path, tree, archive):
             if value not in archive.entries:
                 raise CheckpointError(f"{path}: malformed training state: no entry {value!r}")
             return backend.asarray(archive.read(value))
+        if kind == "table":
+            return _decode_table(path, value, archive)
         items = [_decode(path, v, archive) for v in value]
         return tuple(items) if kind == "tuple" else items
     return tree

@@ -3,8 +3,11 @@
 A mistake in what the user gave (a ``minishare.errors.MinishareError``: a bad argument, a
 configuration, a file; or an ``OSError``) gets one line on stderr and exit status 2, never a
 traceback; any other error is a bug, and shows its traceback. A training run that diverges ends
-with one line and status 1, as does running out of memory; one stopped by Ctrl-C (SIGINT) or
-SIGTERM saves, prints how to resume, and ends with status 128 + the signal's number (130, 143).
+with one line and status 1, as does running out of memory. Ctrl-C (SIGINT), SIGTERM and SIGHUP (a
+closed terminal) end every command with one line and status 128 + the signal's number (130, 143,
+129); a training run saves first and says how to continue (``train``: with ``--resume``, where a
+checkpoint exists; ``reproduce``: by running the same command again). A signal the shell started
+the process ignoring (``nohup``'s SIGHUP, a background job's SIGINT) stays ignored.
 
 A flag not given takes the default of the function it is passed to (``run_training``, whose
 training-loop defaults are ``TrainConfig``'s, or ``layerwise.pretrained_figure``); ``--help``
@@ -14,14 +17,16 @@ import argparse
 import inspect
 import json
 import os
+import signal
 import sys
+import threading
 import traceback
 
 from minishare import distributed, sharing
 from minishare.analysis import layerwise
 from minishare.errors import InvalidValue, MinishareError, MissingPackage
 from minishare.run import folder as run_folder
-from minishare.run.build import SEQ2SEQ_TASKS
+from minishare.run.build import SEQ2SEQ_TASKS, RunDefaults
 from minishare.run.errors import BadArgument, TrainingInterrupted
 from minishare.run.training import run_training
 from minishare.files import atomic_write
@@ -48,10 +53,23 @@ def _schedule(text):
     return text
 
 
-def _positive(text):
-    if not text.isdigit() or int(text) < 1:
+def _positive(text, most=None):
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    if most is not None and int(text) > most:
+        raise argparse.ArgumentTypeError(f"must be at most {most:,}, got {text}")
     return int(text)
+
+
+def _at_most(most):
+    """A flag's type: a positive integer up to ``most``, refused by argparse naming the limit."""
+    return lambda text: _positive(text, most)
+
+
+MAX_THREADS = 1024          # BLAS threads: more than any machine's cores
+# layerwise keeps every layer's activations, attention probabilities (B, heads, T, T) among them, of
+# the whole batch: 256 sequences of BERT-base's 512 tokens take about 3 GiB a layer
+MAX_LAYERWISE_BATCH = 256
 
 
 def _defaults(function):
@@ -129,7 +147,7 @@ def build_parser():
                    "passages of the built-in English corpus through the folder's tokenizer.json, if it "
                    "has one and the tokenizers package is installed; else random ids, with a note)")
     d = _defaults(layerwise.pretrained_figure)
-    w.add_argument("--batch-size", type=_positive, default=d["batch_size"],
+    w.add_argument("--batch-size", type=_at_most(MAX_LAYERWISE_BATCH), default=d["batch_size"],
                    help="sequences without --input-ids: text passages or random (default %(default)s)")
     w.add_argument("--seq-len", type=_positive, default=d["seq_len"],
                    help="tokens per sequence without --input-ids (default %(default)s)")
@@ -152,7 +170,7 @@ def build_parser():
 
 
 def _threads_flag(command, note=""):
-    command.add_argument("--threads", type=_positive, metavar="N",
+    command.add_argument("--threads", type=_at_most(MAX_THREADS), metavar="N",
                          help="BLAS threads of this process (minishare.set_num_threads; default: the "
                          f"library's own, one per core, or OPENBLAS_NUM_THREADS){note}")
 
@@ -217,9 +235,13 @@ def cmd_train(args):
     if launched > 1 and not args.data_parallel:
         raise InvalidValue(f"started by an MPI launcher as {launched} processes without --data-parallel: "
                            "each would train the whole run and write the same files; add --data-parallel")
+    if args.resume and args.overwrite:
+        raise InvalidValue("--resume and --overwrite contradict each other: --resume continues the run in "
+                           f"{args.out}, --overwrite replaces it; give one")
     given = {name: getattr(args, name) for name in RUN_FLAGS if getattr(args, name) is not None}
     if args.resume:
         saved = run_folder.saved_run(args.out)
+        _check_meaningful(given, given.get("task", saved["arguments"]["task"]))
         arguments = {**saved["arguments"], **given,
                      "overrides": {**saved["arguments"]["overrides"], **_overrides(args)}}
         conflicts = run_folder.resume_conflicts(saved, {**given, "overrides": _overrides(args)})
@@ -228,6 +250,7 @@ def cmd_train(args):
                                + "; ".join(f"{_flag(name)} {_show(new)} (the run has {_show(old)})"
                                            for name, new, old in conflicts))
     else:
+        _check_meaningful(given, given.get("task", RunDefaults.task))
         arguments = {**given, "overrides": _overrides(args)}
     result = run_training(**arguments, out=args.out, resume=args.resume, overwrite=args.overwrite,
                           progress=not args.no_progress, data_parallel=args.data_parallel)
@@ -235,6 +258,20 @@ def cmd_train(args):
     if trainer.data_parallel is None or trainer.data_parallel.rank == 0:
         print(json.dumps(result["final"], indent=1))
         print(f"history, checkpoint and config written to {args.out}")
+
+
+# train's flags that only some tasks read: given for another task, a flag would be silently ignored
+TASK_FLAGS = {"corpus": ("pretrain", "lm"), "vocab_size": ("pretrain", "lm"), "objective": ("pretrain",),
+              "preset": ("pretrain",)}
+
+
+def _check_meaningful(given, task):
+    """Refuse a flag the task does not read, naming both (a toy task generates its own data and
+    vocabulary; only ALBERT pre-training has a second objective and presets)."""
+    for name, tasks in TASK_FLAGS.items():
+        if name in given and task not in tasks:
+            raise InvalidValue(f"{_flag(name)} {_show(given[name])} has no meaning for --task {task} (only for "
+                               f"{' and '.join(tasks)}): leave it out")
 
 
 def _show(value):
@@ -251,19 +288,45 @@ def cmd_layerwise(args):
 
 
 def cmd_reproduce(args):
-    from minishare.experiments import reproduce
+    from minishare.experiments import reproduce, runs
+    runs.check_jobs(args.jobs)
     report = reproduce.run(args.out, quick=args.quick, only=args.only, progress=not args.no_progress,
                            jobs=args.jobs, long=args.long)
     print(f"report: {report}")
 
 
+class _Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP outside a training run's own handling: ends the command like Ctrl-C."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signal = signal.Signals(signum)
+
+
+def _stop(signum, frame):
+    raise _Stopped(signum)
+
+
 def main(argv=None):
+    """The command line; returns its exit status. SIGTERM and SIGHUP end it like Ctrl-C while it
+    runs (their handlers are this call's, restored when it returns)."""
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = {number: signal.signal(number, _stop) for number in (signal.SIGTERM, signal.SIGHUP)
+                if main_thread and signal.getsignal(number) not in (signal.SIG_IGN, None)}
+    try:
+        return _main(argv)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _main(argv):
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         print(f"{parser.prog}: interrupted", file=sys.stderr)
-        return 130
+        return 128 + getattr(stop, "signal", signal.SIGINT)
     commands = {"train": cmd_train, "count": cmd_count, "plan": cmd_plan, "reproduce": cmd_reproduce,
                 "layerwise": cmd_layerwise}
     prefix = f"{parser.prog} {args.command}"
@@ -288,12 +351,14 @@ def _run(command, args, parser, prefix):
             set_num_threads(args.threads)
         command(args)
     except TrainingInterrupted as stop:
-        print(f"{prefix}: {stop}; continue with: {parser.prog} train --out {stop.out} --resume",
-              file=sys.stderr)
+        resumable = args.command == "train" and os.path.exists(os.path.join(stop.out, "checkpoint.npz"))
+        print(f"{prefix}: {stop}" + (f"; continue with: {parser.prog} train --out {stop.out} --resume"
+                                     if resumable else ""), file=sys.stderr)
         return 128 + stop.signal
-    except KeyboardInterrupt:
-        print(f"{prefix}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as stop:
+        number = getattr(stop, "signal", signal.SIGINT)
+        print(f"{prefix}: interrupted{'' if number == signal.SIGINT else f' by {number.name}'}", file=sys.stderr)
+        return 128 + number
     except BadArgument as err:
         print(f"{prefix}: error: argument {_flag(err.name)}: {err.rule}, got {err.value}", file=sys.stderr)
         return 2

@@ -193,11 +193,15 @@ def load_input_ids(path, vocab_size, max_positions):
     else:
         rows = []
         with open(path, encoding="utf-8") as f:
-            for number, line in enumerate(f, start=1):
-                words = line.split()
-                if words:
-                    _check_length(f"{path}, line {number}", len(words), max_positions)
-                    rows.append(_ids_of(words, f"{path}, line {number}", vocab_size))
+            try:
+                for number, line in enumerate(f, start=1):
+                    words = line.split()
+                    if words:
+                        _check_length(f"{path}, line {number}", len(words), max_positions)
+                        rows.append(_ids_of(words, f"{path}, line {number}", vocab_size))
+            except UnicodeDecodeError as error:
+                raise InvalidValue(f"{path}: not UTF-8 text ({error.reason}); give a text file of ids, "
+                                   "one sequence a line, or a .npy array") from None
         if not rows:
             raise InvalidValue(f"{path}: no token ids")
         T = max(map(len, rows))

@@ -43,7 +43,7 @@ def run(out, quick=False, only=None, progress=True, jobs=1, long=False):
         if not missing:
             break
         if progress and not settings.quick:
-            seconds, shapes = runs.estimate(missing, jobs)
+            seconds, shapes = runs.estimate(missing, jobs, out=out, progress=True)
             print(f"[reproduce] {len(missing)} training runs to make; timed on this machine ({shapes} models, a "
                   f"few steps each): about {seconds / 60:.0f} minutes with {jobs} job(s), evaluations and timings "
                   "not counted (a later stage may ask for more)", flush=True)

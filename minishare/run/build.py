@@ -52,6 +52,14 @@ def load_tokenizer(documents, vocab_size, path=None, progress=False):
     return tokenizer
 
 
+def task_data(task, t, documents):
+    """What a run's data is, for its digest: the corpus's documents, or a toy task's held-out
+    examples and first batch (which the task's generator, not a file, decides)."""
+    if task in SEQ2SEQ_TASKS:
+        return {"eval": t.eval_pairs, "first_batch": t.batch(0)}
+    return documents
+
+
 def build_model(task, config):
     """The model class a task needs, from its configuration."""
     if task == "pretrain":
@@ -72,13 +80,13 @@ def make_config(task, vocab_size, preset=RunDefaults.preset, overrides=None, seq
 
 
 def make_task(task, seed, batch_size, seq_len, objective=RunDefaults.objective, corpus=RunDefaults.corpus,
-              vocab_size=RunDefaults.vocab_size, tokenizer_path=None, tokenizer=None):
+              vocab_size=RunDefaults.vocab_size, tokenizer_path=None, tokenizer=None, documents=None):
     """(task object, vocabulary size) for a task name; ``tokenizer``: use this one (a resumed
-    run's) instead of training one."""
+    run's) instead of training one; ``documents``: the corpus's, when read already."""
     if task in SEQ2SEQ_TASKS:
         t = Seq2SeqTask(task, batch_size=batch_size, seed=seed)
         return t, t.task.vocab_size
-    documents = corpus_documents(corpus)
+    documents = corpus_documents(corpus) if documents is None else documents
     if tokenizer is None:
         tokenizer = load_tokenizer(documents, vocab_size, tokenizer_path)
     train_docs, eval_docs = data.split_documents(documents, eval_fraction=0.1, seed=0)

@@ -8,9 +8,12 @@ only its length and bookkeeping (``MAY_CHANGE_ON_RESUME``) may differ.
 While a run uses its folder it holds the folder's lock, ``.lock`` (a file holding its pid and
 host, created exclusively): a second run into the folder, with or without ``--overwrite`` or
 ``--resume``, is refused while the first lives; a lock whose process is gone (same host, no such
-pid) is stale and taken over. The checkpoint records what it belongs to (``identity``: the run's
-arguments, and digests of the model configuration and of tokenizer.json), so that a checkpoint
-copied from another run, or an edited config.json or tokenizer.json, is refused on resume.
+pid) is stale and taken over, and so is an empty one that has stayed empty for seconds (its run
+died between creating it and writing it). The checkpoint records what it belongs to (``identity``: the run's
+arguments, the dtype it trains in, and digests of the model configuration, of tokenizer.json and
+of the data: the corpus's documents, or a toy task's held-out examples and first batch), so that a
+checkpoint copied from another run, an edited config.json or tokenizer.json, or a corpus file
+changed since, is refused on resume, naming both sides.
 """
 import contextlib
 import hashlib
@@ -19,6 +22,7 @@ import math
 import os
 import socket
 import tempfile
+import time
 
 from minishare import safeio
 from minishare.checks import is_int, is_real
@@ -33,12 +37,27 @@ ARGUMENTS = ("task", "preset", "overrides", "objective", "corpus", "vocab_size",
              "batch_size", "lr", "optimizer", "eval_every", "seed", "warmup_steps", "save_every")
 
 
+# Ceilings of a run's sizes, checked before anything is built: past them a run would spend its
+# time or memory before the first step (a batch is drawn example by example; the history keeps a
+# row of about 1 KB a step in memory; the embedding holds V rows), or could never end.
+LIMITS = {"steps": 10**7, "batch_size": 1 << 16, "seq_len": 1 << 16, "vocab_size": 1 << 18,
+          "warmup_steps": 10**7}
+MAX_BATCH_TOKENS = 1 << 22    # batch_size x seq_len: every layer keeps (B, T, H) activations
+
+
 def check_arguments(arguments):
-    """Refuse, by name, a number no run can use (``arguments``: run_training's keywords)."""
+    """Refuse, by name, a number no run can use (``arguments``: run_training's keywords), or one
+    past its ceiling (``LIMITS``), naming the limit."""
     for name in ("vocab_size", "seq_len", "steps", "batch_size", "eval_every", "save_every"):
         value = arguments[name]
         if not is_int(value) or value < 1:
             raise BadArgument(name, "must be a positive integer", value)
+        if name in LIMITS and value > LIMITS[name]:
+            raise BadArgument(name, f"must be at most {LIMITS[name]:,}", value)
+    tokens = arguments["batch_size"] * arguments["seq_len"]
+    if tokens > MAX_BATCH_TOKENS:
+        raise BadArgument("batch_size", f"times seq_len ({arguments['seq_len']:,}) is {tokens:,} tokens a "
+                          f"step, more than the {MAX_BATCH_TOKENS:,} allowed", arguments["batch_size"])
     seed = arguments["seed"]
     if not is_int(seed) or seed < 0:
         raise BadArgument("seed", "must be an integer >= 0", seed)
@@ -48,6 +67,17 @@ def check_arguments(arguments):
     warmup = arguments["warmup_steps"]
     if not is_int(warmup) or warmup < 0:
         raise BadArgument("warmup_steps", "must be an integer >= 0", warmup)
+    if warmup > LIMITS["warmup_steps"]:
+        raise BadArgument("warmup_steps", f"must be at most {LIMITS['warmup_steps']:,}", warmup)
+
+
+def tokenizer_limit(vocab_size):
+    """The most bytes a tokenizer.json of ``vocab_size`` pieces written by minishare can hold: each
+    piece at most ``data.tokenizer.MAX_PIECE_CHARS`` characters of at most 6 bytes of JSON
+    (``\\u001f``), once in the vocabulary and twice in the merges; checked before a resumed run
+    reads the file (an edited one of nested lists would fill the memory)."""
+    from minishare.data.tokenizer import MAX_PIECE_CHARS
+    return 4096 + vocab_size * 3 * (6 * MAX_PIECE_CHARS + 8)
 
 
 def existing_run(out):
@@ -140,16 +170,16 @@ def locked(out):
             break
         except FileExistsError:
             owner = _lock_owner(path)
-            if not _stale(owner):
+            if not _stale(owner) and not _abandoned(path):
                 who = (f"pid {owner['pid']} on host {owner['host']}" if owner else
                        "an unreadable owner")
                 raise RunInUse(f"{out} is in use by another run ({who}; lock file {path}): wait for it "
                                "to end, or remove the lock file if that run is gone") from None
             with contextlib.suppress(FileNotFoundError):   # stale: its owner is gone
                 os.remove(path)
-    with os.fdopen(fd, "w") as f:
-        json.dump({"pid": os.getpid(), "host": socket.gethostname()}, f)
-    try:
+    try:                # written inside: a lock left empty by a full disk is removed with the rest
+        with os.fdopen(fd, "w") as f:
+            json.dump({"pid": os.getpid(), "host": socket.gethostname()}, f)
         yield
     finally:
         with contextlib.suppress(FileNotFoundError):
@@ -157,6 +187,17 @@ def locked(out):
         if created:
             with contextlib.suppress(OSError):          # only if nothing was written there
                 os.rmdir(out)
+
+
+def _abandoned(path, seconds=10):
+    """True for an empty lock file older than ``seconds``: a run that created it died before it
+    could write its pid (killed, or a full disk, in an older minishare); one being written now
+    is younger."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return False
+    return info.st_size == 0 and time.time() - info.st_mtime > seconds
 
 
 def _lock_owner(path):
@@ -184,23 +225,34 @@ def _stale(owner):
     return False
 
 
-def identity(arguments, model, tokenizer_path):
-    """What a checkpoint belongs to: the run's arguments that may not change on resume, and
-    SHA-256 digests of the model configuration and of the tokenizer file (None without one)."""
+def data_digest(data):
+    """SHA-256 of a run's data as JSON (the corpus's documents, or a toy task's examples; arrays
+    as lists): the same data gives the same digest on any machine."""
+    text = json.dumps(data, default=lambda value: value.tolist(), separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def identity(arguments, model, tokenizer_path, data, dtype):
+    """What a checkpoint belongs to: the run's arguments that may not change on resume, the dtype
+    of its parameters, SHA-256 digests of the model configuration and of the tokenizer file (None
+    without one), and ``data``, the data's digest (``data_digest``)."""
     tokenizer = None
     if tokenizer_path is not None:
         with open(tokenizer_path, "rb") as f:
             tokenizer = hashlib.sha256(f.read()).hexdigest()
     return {"arguments": _json({k: v for k, v in arguments.items() if k not in MAY_CHANGE_ON_RESUME}),
             "model": hashlib.sha256(json.dumps(_json(model), sort_keys=True).encode()).hexdigest(),
-            "tokenizer": tokenizer}
+            "tokenizer": tokenizer, "data": data, "dtype": str(dtype)}
 
 
 def identity_conflicts(recorded, expected):
     """["what (the checkpoint's value, the folder's value)"] where a checkpoint's recorded
     ``identity`` differs from the run folder's; a checkpoint without one conflicts wholly."""
-    if not isinstance(recorded, dict) or set(recorded) != set(expected):
+    if not isinstance(recorded, dict) or not set(recorded) <= set(expected) or "arguments" not in recorded:
         return ["it records no run identity (saved by another program or an older minishare)"]
+    if set(recorded) != set(expected):
+        return [f"it records no {' or '.join(sorted(set(expected) - set(recorded)))} (saved by an older "
+                "minishare, which did not record them): train the run again with --overwrite"]
     conflicts = []
     old, new = recorded["arguments"], expected["arguments"]
     if not isinstance(old, dict):
@@ -208,7 +260,10 @@ def identity_conflicts(recorded, expected):
     for name in sorted(set(old) | set(new)):
         if old.get(name) != new.get(name):
             conflicts.append(f"{name}={old.get(name)!r} (config.json: {new.get(name)!r})")
-    for part, file in (("model", "config.json's model"), ("tokenizer", "tokenizer.json")):
+    for part, file in (("model", "config.json's model"), ("tokenizer", "tokenizer.json"),
+                       ("data", "the data now")):
         if recorded[part] != expected[part]:
             conflicts.append(f"{part} digest {str(recorded[part])[:12]} ({file}: {str(expected[part])[:12]})")
+    if recorded["dtype"] != expected["dtype"]:
+        conflicts.append(f"dtype {recorded['dtype']!r:.20} (the run trains in {expected['dtype']})")
     return conflicts

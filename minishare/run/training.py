@@ -10,14 +10,20 @@ import signal
 
 import numpy    # only for numpy.errstate: the math runs on minishare.backend
 
-from minishare import backend, checkpoint, data, distributed, random as ms_random
+from minishare import backend, checkpoint, data, distributed, random as ms_random, safeio
 from minishare.errors import InvalidValue
 from minishare.files import atomic_write
-from minishare.run import folder as run_folder
+from minishare.run import folder as run_folder, state as run_state
 from minishare.run.build import (SEQ2SEQ_TASKS, RunDefaults, build_model, corpus_documents, load_tokenizer,
-                                 make_config, make_task)
+                                 make_config, make_task, task_data)
 from minishare.run.errors import BadArgument, TrainingDiverged, TrainingInterrupted
 from minishare.train import TrainConfig, Trainer, save_history, stop_requests
+
+
+# The signals that stop a run, saved; one the process ignores stays ignored (``nohup`` ignores
+# SIGHUP, a shell's background job SIGINT, a worker of ``minishare.experiments.runs`` both: its
+# parent asks it to stop with SIGTERM).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def run_training(task=RunDefaults.task, preset=RunDefaults.preset, overrides=None,
@@ -36,8 +42,8 @@ def run_training(task=RunDefaults.task, preset=RunDefaults.preset, overrides=Non
     (``run_folder.locked``): a second run into ``out`` is refused with ``RunInUse``, and a
     resumed checkpoint must be this run's (``run_folder.identity``).
 
-    SIGINT (Ctrl-C) or SIGTERM ends the run after the current step, saved, with
-    ``TrainingInterrupted``; a loss or gradient that stops being finite ends it with
+    SIGINT (Ctrl-C), SIGTERM or SIGHUP (a closed terminal) ends the run after the current step,
+    saved, with ``TrainingInterrupted`` (``STOP_SIGNALS``); a loss or gradient that stops being finite ends it with
     ``TrainingDiverged``, keeping the last good checkpoint and writing the history.
 
     With ``data_parallel`` (run under ``mpiexec -n K``) the K ranks train on their shares of each
@@ -80,33 +86,45 @@ def _run_training(arguments, out, resume, progress, overwrite, dp, writes, warmu
             raise InvalidValue(f"cannot resume {out} with other settings: " + "; ".join(
                 f"{name}={new!r} (the run has {old!r})" for name, new, old in conflicts))
         if task not in SEQ2SEQ_TASKS:
+            V, size = saved["arguments"]["vocab_size"], safeio.regular_file(tokenizer_path)
+            if size > run_folder.tokenizer_limit(V):
+                raise InvalidValue(f"cannot resume: {tokenizer_path} is {size:,} bytes, more than the "
+                                   f"{run_folder.tokenizer_limit(V):,} a tokenizer of {V:,} pieces can take")
             tokenizer = data.Tokenizer.load(tokenizer_path)
     elif not overwrite and run_folder.existing_run(out):
-        raise FileExistsError(f"{out} already holds a run ({', '.join(run_folder.existing_run(out))}): "
-                              "continue it with --resume (resume=True) or replace it with --overwrite "
-                              "(overwrite=True)")
+        found = run_folder.existing_run(out)
+        advice = ("continue it with --resume (resume=True) or replace it with --overwrite (overwrite=True)"
+                  if "checkpoint.npz" in found else "it stopped before its first checkpoint, so it cannot "
+                  "be continued: replace it with --overwrite (overwrite=True)")
+        raise FileExistsError(f"{out} already holds a run ({', '.join(found)}): {advice}")
     warmup = min(arguments["warmup_steps"], steps) if resume else arguments["warmup_steps"]  # resumed shorter
     train_config = TrainConfig(steps=steps, lr=a["lr"], optimizer=a["optimizer"], eval_every=a["eval_every"],
                                warmup_steps=warmup, progress=progress and writes)
     # everything is built in memory first, so that a refused argument leaves ``out`` untouched
+    documents = None if task in SEQ2SEQ_TASKS else corpus_documents(a["corpus"])
     if tokenizer is None and task not in SEQ2SEQ_TASKS:
-        tokenizer = load_tokenizer(corpus_documents(a["corpus"]), a["vocab_size"],
-                                   progress=progress and writes)
+        tokenizer = load_tokenizer(documents, a["vocab_size"], progress=progress and writes)
     t, V = make_task(task, seed, a["batch_size"], a["seq_len"], a["objective"], a["corpus"], a["vocab_size"],
-                     tokenizer=tokenizer)
+                     tokenizer=tokenizer, documents=documents)
+    data_digest = run_folder.data_digest(task_data(task, t, documents))
     ms_random.manual_seed(seed)
     if resume:
         model, state = checkpoint.load(ckpt, with_training_state=True)
         identity = run_folder.identity(arguments, saved["model"],
-                                       tokenizer_path if task not in SEQ2SEQ_TASKS else None)
+                                       tokenizer_path if task not in SEQ2SEQ_TASKS else None,
+                                       data_digest, backend.default_dtype.__name__)
         conflicts = run_folder.identity_conflicts(state.get("run"), identity)
         if conflicts:
             raise checkpoint.CheckpointError(f"{ckpt} belongs to another run than the one in {out}: "
-                                             + "; ".join(conflicts))
+                                             + run_state.describe(conflicts))
         if model.config.vocab_size != V:
             raise checkpoint.CheckpointError(f"{ckpt}: its vocabulary has {model.config.vocab_size} "
                                              f"tokens, the tokenizer of the run {V}")
         trainer = Trainer(model, t, train_config, data_parallel=dp)
+        problems = run_state.problems(state, trainer, backend.default_dtype.__name__)
+        if problems:
+            raise checkpoint.CheckpointError(f"{ckpt}: its training state is not the run's: "
+                                             + run_state.describe(problems))
         try:
             trainer.load_state_dict(state)
         except (KeyError, TypeError, ValueError, IndexError) as err:
@@ -130,7 +148,8 @@ def _run_training(arguments, out, resume, progress, overwrite, dp, writes, warmu
         with atomic_write(os.path.join(out, "config.json"), "w") as f:
             json.dump(settings, f, indent=1, default=str)
         identity = run_folder.identity(arguments, settings["model"],
-                                       tokenizer_path if tokenizer is not None else None)
+                                       tokenizer_path if tokenizer is not None else None,
+                                       data_digest, backend.default_dtype.__name__)
     history = _train_saving(model, trainer, out, arguments["save_every"], resumed=resume, writes=writes,
                             identity=identity)
     evals = [row for row in history if any(k.startswith("eval_") for k in row)]
@@ -160,7 +179,8 @@ def _train_saving(model, trainer, out, save_every, resumed, writes=True, identit
 
     # NumPy's overflow warnings would only repeat, in many lines, what the divergence error says
     dp = trainer.data_parallel
-    with stop_requests() as stop, numpy.errstate(over="ignore", invalid="ignore", divide="ignore"):
+    signals = [s for s in STOP_SIGNALS if signal.getsignal(s) is not signal.SIG_IGN]
+    with stop_requests(signals) as stop, numpy.errstate(over="ignore", invalid="ignore", divide="ignore"):
         if dp is not None:
             dp.local_stop = lambda: bool(stop)
         stopping = (lambda: bool(stop)) if dp is None else (lambda: dp.stop_requested)
@@ -177,7 +197,7 @@ def _train_saving(model, trainer, out, save_every, resumed, writes=True, identit
             if saved["step"] is None:
                 raise
             raise TrainingInterrupted(
-                signal.SIGINT, saved["step"], out, f"interrupted at once by a second signal; the last "
+                stop.signal or signal.SIGINT, saved["step"], out, f"interrupted at once by a second signal; the last "
                 f"checkpoint (step {saved['step']}) is in {out}") from None
     if stopping():
         raise TrainingInterrupted(stop.signal or signal.SIGTERM, trainer.step, out)

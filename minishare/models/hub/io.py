@@ -26,7 +26,7 @@ from minishare.errors import MissingPackage
 from minishare.files import atomic_write
 from minishare.models.hub.config_json import hf_config, minishare_config
 from minishare.models.hub.layout import MODEL_TYPES, HubError, bert_refusal
-from minishare.models.hub.names import HEADS, match_prefix, name_map
+from minishare.models.hub.names import HEADS, match_prefix, name_map, some
 from minishare.nn import init
 
 CONFIG = "config.json"
@@ -214,18 +214,21 @@ def _check_entries(entries, names, optional, shapes, directory):
     if missing:
         hint = (" (the folder lacks pre-training heads: AlbertModel.from_pretrained reads the encoder "
                 "alone)" if all(name.startswith(HEADS) for name in missing) else "")
-        problems.append("missing " + ", ".join(missing) + hint)
+        problems.append("missing " + some(missing) + hint)
     if unexpected:
-        problems.append("unexpected " + ", ".join(unexpected))
+        problems.append("unexpected " + some(unexpected))
     expected = dict(names)
     expected.update({alias: names[target] for alias, target in optional.items()})
+    wrong = []
     for name, (path, kind, shape, _) in sorted(entries.items()):
         ms = expected.get(name)
         if name in expected:
             if ms is not None and shape != shapes[ms]:
-                problems.append(f"{name} has shape {shape}, but config.json implies {shapes[ms]}")
+                wrong.append(f"{name} has shape {shape}, but config.json implies {shapes[ms]}")
             if kind not in ("F16", "BF16", "F32", "F64"):
-                problems.append(f"{name} has dtype {kind}; weights must be floating-point")
+                wrong.append(f"{name} has dtype {kind}; weights must be floating-point")
+    if wrong:
+        problems.append(some(wrong, "; "))
     if problems:
         raise HubError(f"{directory}: the weights do not fit config.json: " + "; ".join(problems))
 

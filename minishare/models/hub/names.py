@@ -105,7 +105,9 @@ def name_map(config, model_type, heads=True):
 
 def match_prefix(entries, names, model_type, heads, directory):
     """Names as ``names`` spells them: a base-model file ("embeddings....") read into a model with
-    heads is refused; a file with heads read into a base model drops the prefix and the heads."""
+    heads is refused; a file with heads read into a base model drops the prefix and the heads. A
+    prefix is matched as the text it is, never cut by its length: in a file with heads, a name
+    that neither starts with it nor is a head's fits no layout and is refused, naming it."""
     renamed = {}
     for name, e in entries.items():
         if not name.endswith(_BUFFERS):
@@ -122,9 +124,19 @@ def match_prefix(entries, names, model_type, heads, directory):
         raise HubError(f"{directory}: holds a base {model_type} model without the pre-training heads; "
                        f"load it with AlbertModel.from_pretrained (the encoder alone)")
     if not heads and prefixed:
-        entries = {name[len(top):]: e for name, e in entries.items()
-                   if name.startswith(top) or not name.startswith(HEADS)}
+        strays = sorted(name for name in entries if not name.startswith((top, *HEADS)))
+        if strays:
+            raise HubError(f"{directory}: {some(strays)} fit(s) no known layout: a {model_type} "
+                           f"folder with pre-training heads names its encoder's tensors {top}...")
+        entries = {name.removeprefix(top): e for name, e in entries.items() if name.startswith(top)}
     return entries
+
+
+def some(items, separator=", ", shown=3):
+    """The first ``shown`` of ``items`` and how many more: a message of bounded length, however
+    many names an edited file holds."""
+    more = len(items) - shown
+    return separator.join(items[:shown]) + (f" and {more:,} more" if more > 0 else "")
 
 
 def _renamed(name):
