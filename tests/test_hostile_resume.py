@@ -7,18 +7,9 @@ import numpy as np
 import pytest
 
 from minishare import data
+from test_checkpoint_files import read_npz, write_npz
 from test_hostile_runs import COPY, LM
 from test_run_workflow import one_line, run
-
-
-def read_npz(path):
-    with np.load(path, allow_pickle=False) as npz:
-        return {key: npz[key] for key in npz.files}
-
-
-def write_npz(path, files):
-    with open(path, "wb") as f:
-        np.savez(f, **files)
 
 
 def tree_get(tree, *keys):
