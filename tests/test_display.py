@@ -263,7 +263,8 @@ def test_every_committed_result_was_made_with_the_full_settings():
     A result of an older data pipeline is still the last full run; every page that shows it says
     so (``made_before``), which is checked here on the book's tables."""
     from minishare.experiments import book_cells, registry
-    from minishare.experiments.experiment import key_matches, made_before
+    from minishare.experiments.book_cells import made_before
+    from minishare.experiments.experiment import key_matches
     committed, stale = [], []
     for name, experiment in registry.experiments().items():
         path = os.path.join(course.FIGURES, name, "result.json")
@@ -280,7 +281,8 @@ def test_every_committed_result_was_made_with_the_full_settings():
 
 def test_a_result_of_an_older_data_pipeline_is_named_as_such():
     from minishare.experiments import registry
-    from minishare.experiments.experiment import key_matches, made_before
+    from minishare.experiments.book_cells import made_before
+    from minishare.experiments.experiment import key_matches
     view = registry.get("plans").settings(FULL)
     older = {**view.key(), "data_pipeline": data.PIPELINE_VERSION - 1}
     assert not key_matches(older, view) and key_matches(older, view, older_data=True)

@@ -17,7 +17,7 @@ import json
 import os
 
 from minishare.experiments import book_cells, claims as ledger, plan, registry, scorecard
-from minishare.experiments.experiment import made_before
+from minishare.experiments.book_cells import made_before
 
 
 def said(figures, claim_id):

@@ -2,8 +2,8 @@
 experiment fills in (``book_tables``, see ``experiment``): numbers read from a committed result,
 as text, and "not in this run" where the result lacks what a cell reads (the result files change
 shape as the experiments grow, and an old one must not break the book)."""
+from minishare import data
 from minishare.experiments import stats
-from minishare.experiments.experiment import made_before
 
 MISSING = "not in this run"
 
@@ -79,3 +79,14 @@ def not_run(experiment):
     """What a table says when its experiment has not run in this checkout."""
     return (f"*The reproduction has not run the experiment `{experiment}` in this checkout: "
             f"`python -m minishare reproduce --only {experiment}` makes it.*\n")
+
+
+def made_before(saved_key):
+    """One sentence saying that a result was made by an older data pipeline, and what changed
+    since; "" for a result of this pipeline."""
+    old = saved_key.get("data_pipeline", 1)
+    if old >= data.PIPELINE_VERSION:
+        return ""
+    changes = "; ".join(data.PIPELINE_CHANGES.get(v, f"version {v}") for v in range(old + 1, data.PIPELINE_VERSION + 1))
+    return (f"Made by data pipeline {old}, before version {data.PIPELINE_VERSION} ({changes}): the full "
+            "reproduction has to run again to show this library's numbers.")

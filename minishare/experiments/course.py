@@ -91,7 +91,8 @@ def experiment(name, notebook, progress=True, **quick_overrides):
 
     The line printed says which of the two happened."""
     from minishare.experiments import registry
-    from minishare.experiments.experiment import key_matches, made_before
+    from minishare.experiments.book_cells import made_before
+    from minishare.experiments.experiment import key_matches
     from minishare.experiments.settings import FULL, QUICK
     experiment = registry.get(name)
     if not is_quick():

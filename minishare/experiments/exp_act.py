@@ -164,15 +164,8 @@ def claims(result, seeds):
 
 
 # --- the book's table ---------------------------------------------------------------------------------
-BOOK_TABLES = ("act",)
-
-
-def book_tables(result, settings, said):
-    """The chapter's table: what the papers report against what this run measured."""
-    return {"act": cells.claims_table(NAME, _book_rows(settings, said), result, settings)}
-
-
-def _book_rows(settings, said):
+def book_rows(settings, said):
+    """The chapter's table, row by row: (claim, what the paper reports, what this run measured)."""
     def mean(stack):
         return lambda r: cells.num(stats.spread([cells.get(s, "ponder", stack, "mean") for s in cells.get(r, "seeds").values()]), 2)
     return [

@@ -87,15 +87,8 @@ def baselines(result, settings):
 
 
 # --- the book's table ---------------------------------------------------------------------------------
-BOOK_TABLES = ("albert_sharing",)
-
-
-def book_tables(result, settings, said):
-    """The chapter's table: what the papers report against what this run measured."""
-    return {"albert_sharing": cells.claims_table(NAME, _book_rows(settings, said), result, settings)}
-
-
-def _book_rows(settings, said):
+def book_rows(settings, said):
+    """The chapter's table, row by row: (claim, what the paper reports, what this run measured)."""
     return [
         ("all-shared has far fewer parameters than not-shared",
          "ALBERT-base: 12M against 89M at E = 128 (Lan et al., 2019, Table 4)",

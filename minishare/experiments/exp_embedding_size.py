@@ -96,15 +96,8 @@ def baselines(result, settings):
 
 
 # --- the book's table ---------------------------------------------------------------------------------
-BOOK_TABLES = ("embedding_size",)
-
-
-def book_tables(result, settings, said):
-    """The chapter's table: what the papers report against what this run measured."""
-    return {"embedding_size": cells.claims_table(NAME, _book_rows(settings, said), result, settings)}
-
-
-def _book_rows(settings, said):
+def book_rows(settings, said):
+    """The chapter's table, row by row: (claim, what the paper reports, what this run measured)."""
     def per_E(model):
         def f(r):
             return "; ".join(f"E = {E}: {cells.num(cells.get(m, 'final', 'eval_mlm_loss'))}"

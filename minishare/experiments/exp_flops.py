@@ -132,15 +132,8 @@ def _check_rows(result):
 
 
 # --- the book's table ---------------------------------------------------------------------------------
-BOOK_TABLES = ("flops",)
-
-
-def book_tables(result, settings, said):
-    """The chapter's table: what the papers report against what this run measured."""
-    return {"flops": cells.claims_table(NAME, _book_rows(settings, said), result, settings)}
-
-
-def _book_rows(settings, said):
+def book_rows(settings, said):
+    """The chapter's table, row by row: (claim, what the paper reports, what this run measured)."""
     def row(name, key):
         def f(r):
             p = next(p for p in cells.get(r, "presets") if p["name"] == name)

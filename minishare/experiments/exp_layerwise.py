@@ -8,7 +8,7 @@ import math
 from minishare import random as ms_random
 from minishare.analysis import layerwise, layerwise_figure
 from minishare.analysis.figure_style import save_figure
-from minishare.experiments import albert_arms, book_cells as cells, claims as ledger, stats
+from minishare.experiments import albert_arms, claims as ledger, stats
 from minishare.run.build import build_model, make_config, make_task
 
 NAME = "layerwise"
@@ -291,15 +291,8 @@ def claims(result, seeds):
 
 
 # --- the book's table ---------------------------------------------------------------------------------
-BOOK_TABLES = ("layerwise",)
-
-
-def book_tables(result, settings, said):
-    """The chapter's table: what the papers report against what this run measured."""
-    return {"layerwise": cells.claims_table(NAME, _book_rows(settings, said), result, settings)}
-
-
-def _book_rows(settings, said):
+def book_rows(settings, said):
+    """The chapter's table, row by row: (claim, what the paper reports, what this run measured)."""
     def rough(key):
         return lambda r: said(f"layerwise.{key}")
     return [

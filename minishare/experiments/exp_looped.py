@@ -220,15 +220,8 @@ def baselines(result, settings):
 
 
 # --- the book's table ---------------------------------------------------------------------------------
-BOOK_TABLES = ("looped",)
-
-
-def book_tables(result, settings, said):
-    """The chapter's table: what the papers report against what this run measured."""
-    return {"looped": cells.claims_table(NAME, _book_rows(settings, said), result, settings)}
-
-
-def _book_rows(settings, said):
+def book_rows(settings, said):
+    """The chapter's table, row by row: (claim, what the paper reports, what this run measured)."""
     def beyond(arm, r=None):
         def f(res):
             rr = None if r is None else r(res)

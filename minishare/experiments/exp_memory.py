@@ -170,15 +170,8 @@ def claims(result, seeds):
 
 
 # --- the book's table ---------------------------------------------------------------------------------
-BOOK_TABLES = ("memory",)
-
-
-def book_tables(result, settings, said):
-    """The chapter's table: what the papers report against what this run measured."""
-    return {"memory": cells.claims_table(NAME, _book_rows(settings, said), result, settings)}
-
-
-def _book_rows(settings, said):
+def book_rows(settings, said):
+    """The chapter's table, row by row: (claim, what the paper reports, what this run measured)."""
     def ratio(kind):
         return lambda r: (f"all-shared / not-shared = "
                           f"{cells.get(r, 'variants', 'all-shared', 'bytes', kind) / cells.get(r, 'variants', 'not-shared', 'bytes', kind):.2f} "

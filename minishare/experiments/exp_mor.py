@@ -211,15 +211,8 @@ def baselines(result, settings):
 
 
 # --- the book's table ---------------------------------------------------------------------------------
-BOOK_TABLES = ("mor",)
-
-
-def book_tables(result, settings, said):
-    """The chapter's table: what the papers report against what this run measured."""
-    return {"mor": cells.claims_table(NAME, _book_rows(settings, said), result, settings)}
-
-
-def _book_rows(settings, said):
+def book_rows(settings, said):
+    """The chapter's table, row by row: (claim, what the paper reports, what this run measured)."""
     def accuracy(arm):
         return lambda res: cells.pct(stats.spread([cells.get(res, "seeds", s, arm, "accuracy") for s in cells.get(res, "seeds")]))
 

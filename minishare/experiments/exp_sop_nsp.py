@@ -129,15 +129,8 @@ def baselines(result, settings):
 
 
 # --- the book's table ---------------------------------------------------------------------------------
-BOOK_TABLES = ("sop_nsp",)
-
-
-def book_tables(result, settings, said):
-    """The chapter's table: what the papers report against what this run measured."""
-    return {"sop_nsp": cells.claims_table(NAME, _book_rows(settings, said), result, settings)}
-
-
-def _book_rows(settings, said):
+def book_rows(settings, said):
+    """The chapter's table, row by row: (claim, what the paper reports, what this run measured)."""
     return [
         ("a model trained with NSP cannot do SOP", "52.0 % on SOP (chance; Lan et al., 2019, Table 5)",
          lambda r: cells.pct(cells.get(r, "nsp", "eval_sop_accuracy"))),

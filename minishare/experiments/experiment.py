@@ -18,10 +18,12 @@ a complete one)::
     def observations(result): ...          # optional: [sentences], facts of one model at a time
     def claims(result, seeds): ...         # optional: [claims.compare(...)], every comparison of arms
     def baselines(result, settings): ...   # optional: [claims.baseline(...)], the no-model rules
-    BOOK_TABLES = ("tying",)               # optional: the tables the book includes ...
-    def book_tables(result, settings, said): ...      # ... {name: Markdown}: what the papers report
-                                           # against what this run measured (``book_cells``; ``said(id)``
-                                           # is the ledger's sentence of a claim)
+    def book_rows(settings, said): ...     # optional: the book's table NAME, what the papers report
+                                           # against what this run measured, as (claim, paper,
+                                           # measure(result)) rows (``book_cells``; ``said(id)`` is the
+                                           # ledger's sentence of a claim)
+    BOOK_TABLES = ("params_table1",)       # optional, instead of book_rows: tables of other layouts ...
+    def book_tables(result, settings, said): ...      # ... {name: Markdown}
 
 The settings an experiment gets are a ``View``: the shared fields it declares in ``READS``, its
 own ``TIERS`` fields, ``quick`` and ``seeds``. Reading anything else is an error, so the
@@ -39,6 +41,7 @@ import types
 
 from minishare import data
 from minishare.errors import InvalidValue
+from minishare.experiments import book_cells
 
 REQUIRED = ("NAME", "TITLE", "ORDER", "READS", "run", "figures", "report")
 TIER_NAMES = ("quick", "full", "long")
@@ -73,6 +76,10 @@ class Experiment:
         if bool(tables) != hasattr(module, "book_tables"):
             raise InvalidValue(f"{where}: BOOK_TABLES and book_tables come together (the names the book includes, "
                                "and the function that writes them)")
+        if hasattr(module, "book_rows"):
+            if tables:
+                raise InvalidValue(f"{where}: book_rows or book_tables, not both")
+            tables = (module.NAME,)
         return cls(module.NAME, module.TITLE, module.ORDER, tuple(module.READS), tiers,
                    getattr(module, "SEEDS", "seeds"), tables, module)
 
@@ -109,7 +116,11 @@ class Experiment:
 
     def book_tables(self, result, saved_settings, said):
         """{table name: Markdown} for the book, from a committed result and its saved settings;
-        every name of ``BOOK_TABLES``, no other."""
+        every name of ``BOOK_TABLES``, no other (``book_rows``: the one table named after the
+        experiment)."""
+        if hasattr(self.module, "book_rows"):
+            rows = self.module.book_rows(saved_settings, said)
+            return {self.name: book_cells.claims_table(self.name, rows, result, saved_settings)}
         tables = self.module.book_tables(result, saved_settings, said) if self.book_table_names else {}
         if set(tables) != set(self.book_table_names):
             raise InvalidValue(f"experiment {self.name!r}: book_tables wrote {sorted(tables)}, "
@@ -148,14 +159,3 @@ def key_matches(saved_key, view, older_data=False):
     if older_data and saved["data_pipeline"] < now["data_pipeline"]:
         saved = {**saved, "data_pipeline": now["data_pipeline"]}
     return saved == now
-
-
-def made_before(saved_key):
-    """One sentence saying that a result was made by an older data pipeline, and what changed
-    since; "" for a result of this pipeline."""
-    old = saved_key.get("data_pipeline", 1)
-    if old >= data.PIPELINE_VERSION:
-        return ""
-    changes = "; ".join(data.PIPELINE_CHANGES.get(v, f"version {v}") for v in range(old + 1, data.PIPELINE_VERSION + 1))
-    return (f"Made by data pipeline {old}, before version {data.PIPELINE_VERSION} ({changes}): the full "
-            "reproduction has to run again to show this library's numbers.")
