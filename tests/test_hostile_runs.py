@@ -270,8 +270,10 @@ def test_second_ctrl_c_still_says_how_to_resume(tmp_path, capsys, monkeypatch):
     def save_history(history, path):
         real_save(history, path)
         if len(history) == 5:
-            os.kill(os.getpid(), signal.SIGINT)      # the first: a stop request, recorded
-            os.kill(os.getpid(), signal.SIGINT)      # the second: interrupts at once
+            # raise_signal, not os.kill: it runs the handler before it returns, so the two are
+            # never merged into one (os.kill may land in another thread and leave both pending)
+            signal.raise_signal(signal.SIGINT)       # the first: a stop request, recorded
+            signal.raise_signal(signal.SIGINT)       # the second: interrupts at once
     monkeypatch.setattr(training, "save_history", save_history)
     status, _, err = run(capsys, *COPY, "--steps", 100, "--save-every", 5, "--out", out)
     line = one_line(err)

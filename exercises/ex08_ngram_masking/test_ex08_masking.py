@@ -41,6 +41,9 @@ def check_spans(spans, maskable, word_start, masked_lm_prob, max_n, exact):
     """Hard constraints on one draw; returns the number of words in each span."""
     words = words_of(maskable, word_start)
     budget = max(1, round(masked_lm_prob * int(np.sum(maskable))))
+    for start, length in spans:             # before listing positions: a span of 10**15 would list without end
+        assert 0 <= start and 1 <= length and start + length <= len(maskable), \
+            f"span {(start, length)} does not lie inside the {len(maskable)} positions"
     covered = [p for start, length in spans for p in range(start, start + length)]
     assert len(covered) == len(set(covered)), f"spans overlap: {spans}"
     assert all(np.asarray(maskable)[covered]), f"a span covers an unmaskable position: {spans}"
