@@ -165,6 +165,8 @@ def build_parser():
     r.add_argument("--jobs", "-j", type=int, default=1,
                    help="training runs at once, one process and one BLAS thread each (e.g. the number of cores)")
     r.add_argument("--no-progress", action="store_true")
+    r.add_argument("--estimate", action="store_true",
+                   help="print how long the training left to do will take on this machine, then stop")
     _threads_flag(r, "; --jobs workers use one each")
     return parser
 
@@ -291,8 +293,9 @@ def cmd_reproduce(args):
     from minishare.experiments import reproduce, runs
     runs.check_jobs(args.jobs)
     report = reproduce.run(args.out, quick=args.quick, only=args.only, progress=not args.no_progress,
-                           jobs=args.jobs, long=args.long)
-    print(f"report: {report}")
+                           jobs=args.jobs, long=args.long, estimate_only=args.estimate)
+    if report is not None:
+        print(f"report: {report}")
 
 
 class _Stopped(KeyboardInterrupt):

@@ -215,6 +215,27 @@ def test_a_worker_stops_when_its_parent_is_gone(tmp_path):
     assert (tmp_path / "stopped").exists()
 
 
+def test_estimate_here_charges_each_kind_its_median_step_after_the_first():
+    """The training an experiment does in its own process: each kind's probe, its first step
+    (warming up) left out, the median of the rest times the kind's updates."""
+    asked = []
+
+    class Probe:
+        def __init__(self, times):
+            self.times, self.history = times, []
+
+        def train(self):
+            self.history = [{"step_time": t} for t in self.times]
+
+    def kind(times):
+        def make(steps):
+            asked.append(steps)
+            return Probe(times)
+        return make
+    seconds = runs.estimate_here({"a": (10, kind([9.0, 1.0, 3.0, 2.0])), "b": (100, kind([5.0, 0.5, 0.5, 0.25]))})
+    assert asked == [4, 4] and seconds == pytest.approx(10 * 2.0 + 100 * 0.5)
+
+
 def test_estimate_charges_each_request_its_models_step_time(monkeypatch):
     """One probe per distinct model (seeds and step counts do not make a new model); the total is
     each request's steps times its model's probed step time, shared among the jobs."""

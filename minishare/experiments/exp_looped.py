@@ -54,17 +54,27 @@ def _accuracy_by_depth(logits, batch, test_depth):
     return [float(right[batch["depths"] == d].mean()) for d in range(test_depth + 1)]
 
 
-def _train(config, forest, settings, seed, looped, progress):
+def _trainer(config, forest, settings, seed, looped, steps, progress=False):
     ms_random.manual_seed(seed)          # every arm starts from the same initialization stream
     model = LoopedForTokenClassification(config)
     r_mean = settings.looped_iterations[0] if looped else None
     task = PointerForestTask(forest, settings.looped_train_depths, settings.looped_batch_size, seed, r_mean)
-    steps = settings.looped_steps
-    trainer = Trainer(model, task, TrainConfig(steps=steps, lr=settings.looped_lr, eval_every=steps,
-                                               progress=progress))
+    return Trainer(model, task, TrainConfig(steps=steps, lr=settings.looped_lr, eval_every=steps, progress=progress))
+
+
+def _train(config, forest, settings, seed, looped, progress):
+    trainer = _trainer(config, forest, settings, seed, looped, settings.looped_steps, progress)
     trainer.train()
-    model.eval()
-    return model, {k: v for k, v in trainer.history[-1].items() if k.startswith("eval_")}
+    trainer.model.eval()
+    return trainer.model, {k: v for k, v in trainer.history[-1].items() if k.startswith("eval_")}
+
+
+def trains_here(settings):
+    """Every arm trains here, once per seed."""
+    forest = PointerForest(**settings.looped_forest)
+    return {arm: (settings.looped_steps * len(settings.seeds),
+                  lambda steps, config=config, arm=arm: _trainer(config, forest, settings, 0, arm == "looped", steps))
+            for arm, config in configs(settings).items()}
 
 
 def run(out, settings, progress=True):

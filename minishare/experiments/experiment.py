@@ -12,6 +12,10 @@ a complete one)::
     SEEDS = "few_seeds"                    # optional: another seeds field of Settings
 
     def requests(settings, out): ...       # optional: {run name: run_training arguments}
+    def trains_here(settings): ...         # optional: {label: (updates, make)}, the training ``run``
+                                           # does in its own process: ``make(steps)`` returns a
+                                           # ``Trainer`` of that kind for ``steps`` updates, which
+                                           # ``reproduce`` times for its estimate before anything trains
     def run(out, settings, progress=True): ...        # -> result, plain JSON data
     def figures(result, folder): ...       # -> [(caption, [paths])], each figure saved as PNG and SVG
     def report(result, figures): ...       # -> Markdown
@@ -95,6 +99,9 @@ class Experiment:
 
     def requests(self, view, out):
         return self.module.requests(view, out) if hasattr(self.module, "requests") else {}
+
+    def trains_here(self, view):
+        return self.module.trains_here(view) if hasattr(self.module, "trains_here") else {}
 
     def run(self, out, view, progress=True):
         return self.module.run(out, view, progress=progress)

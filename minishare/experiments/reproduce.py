@@ -24,10 +24,11 @@ from minishare.experiments.settings import FULL, LONG, QUICK
 from minishare.files import atomic_write
 
 
-def run(out, quick=False, only=None, progress=True, jobs=1, long=False):
+def run(out, quick=False, only=None, progress=True, jobs=1, long=False, estimate_only=False):
     """Run (or load) the experiments and write the report; returns the report's path. ``quick``,
     the default or ``long``: the tier (``settings``). ``jobs``: how many training runs train at
-    once (one process each, one BLAS thread each)."""
+    once (one process each, one BLAS thread each). ``estimate_only``: print the estimate of what is
+    left to train and return None."""
     if quick and long:
         raise InvalidValue("choose one tier: quick or long, not both")
     experiments = registry.experiments()
@@ -37,16 +38,23 @@ def run(out, quick=False, only=None, progress=True, jobs=1, long=False):
     os.makedirs(out, exist_ok=True)
     todo = [name for name, e in experiments.items() if (only is None or name in only)
             and _cached(os.path.join(out, name), e.settings(settings)) is None]
+    here = None                         # seconds of the training the experiments do themselves
     while True:       # in stages: an experiment may ask for runs that depend on runs it asked for before
         wanted = requests(todo, settings, out)
         missing = {name: r for name, r in wanted.items() if not runs.is_cached(out, name, r)}
+        if (progress and not settings.quick or estimate_only) and here is None:
+            here = sum(runs.estimate_here(experiments[name].trains_here(experiments[name].settings(settings)))
+                       for name in todo)
+            seconds, shapes = runs.estimate(missing, jobs, out=out, progress=True) if missing else (0.0, 0)
+            print(f"[reproduce] {len(missing)} training runs to make: about {seconds / 60:.0f} minutes with "
+                  f"{jobs} job(s), then about {here / 60:.0f} minutes of training in the experiments' own process; "
+                  f"about {(seconds + here) / 60:.0f} minutes in all (timed on this machine: {shapes} models of "
+                  "the runs and each kind the experiments train, a few steps each; evaluations and timings not "
+                  "counted, and a later stage may ask for more runs)", flush=True)
+            if estimate_only:
+                return None
         if not missing:
             break
-        if progress and not settings.quick:
-            seconds, shapes = runs.estimate(missing, jobs, out=out, progress=True)
-            print(f"[reproduce] {len(missing)} training runs to make; timed on this machine ({shapes} models, a "
-                  f"few steps each): about {seconds / 60:.0f} minutes with {jobs} job(s), evaluations and timings "
-                  "not counted (a later stage may ask for more)", flush=True)
         runs.train_all(out, wanted, jobs=jobs, progress=progress)
     sections, ledger = [], {"claims": [], "baselines": []}
     for name, experiment in experiments.items():

@@ -172,6 +172,20 @@ def estimate(requests, jobs=1, probe_steps=4, out=None, progress=False):
     return total / min(jobs, max(len(requests), 1)), len(probes)
 
 
+def estimate_here(trainers, probe_steps=4):
+    """About how many seconds the training that experiments do in their own process will take
+    (``Experiment.trains_here``: {label: (updates, make)}), timed in this process: each kind
+    trains ``probe_steps`` updates (the first, which pays for warming up, not counted) and is
+    charged its median step time for all its updates."""
+    import statistics
+    total = 0.0
+    for updates, make in trainers.values():
+        trainer = make(probe_steps)
+        trainer.train()
+        total += updates * statistics.median(row["step_time"] for row in trainer.history[1:])
+    return total
+
+
 def _step_times(path):
     """{probe: seconds a step} kept from earlier timings (none when missing or unreadable)."""
     try:
