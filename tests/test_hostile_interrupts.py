@@ -171,6 +171,31 @@ def test_a_timing_is_not_repeated_and_is_announced_first(tmp_path, monkeypatch, 
     assert "timing" not in capsys.readouterr().out
 
 
+def test_the_estimate_charges_an_interrupted_run_only_the_updates_it_has_left(tmp_path, monkeypatch):
+    """A run stopped after its fifth update (a real SIGINT, during the save of that step's
+    history) continues from there: the estimate charges it 20 - 5 updates, a fresh run all 20."""
+    from minishare.run import training
+    real_save = training.save_history
+
+    def save_history(history, path):
+        real_save(history, path)
+        if len(history) == 5:
+            signal.raise_signal(signal.SIGINT)
+    monkeypatch.setattr(training, "save_history", save_history)
+    request = {**REQUEST, "steps": 20, "seed": 0}
+    with pytest.raises(TrainingInterrupted):
+        runs.cached_run(str(tmp_path), "a", progress=False, **request)
+    monkeypatch.setattr(training, "save_history", real_save)
+
+    class Pool:
+        def map(self, fn, probes):
+            return [0.5 for _ in probes]
+    import contextlib
+    monkeypatch.setattr(runs, "worker_pool", lambda n: contextlib.nullcontext(Pool()))
+    seconds, _ = runs.estimate({"a": request, "b": {**request, "seed": 1}}, jobs=1, out=str(tmp_path))
+    assert seconds == (20 - 5) * 0.5 + 20 * 0.5
+
+
 def test_reproduce_interrupted_says_rerun_not_train_resume(tmp_path, capsys, monkeypatch):
     from minishare.experiments import reproduce
 

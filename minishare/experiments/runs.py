@@ -168,8 +168,21 @@ def estimate(requests, jobs=1, probe_steps=4, out=None, progress=False):
         if path is not None:
             with atomic_write(path) as f:
                 json.dump(per_step, f, indent=1)
-    total = sum(r["steps"] * per_step[_request_text(probe_of(r))] for r in requests.values())
+    total = sum((r["steps"] - _steps_done(out, name, r)) * per_step[_request_text(probe_of(r))]
+                for name, r in requests.items())
     return total / min(jobs, max(len(requests), 1)), len(probes)
+
+
+def _steps_done(out, name, request):
+    """The updates an interrupted run of ``request`` in ``out/runs/name`` saved (its history is
+    written with its checkpoint), which continuing it does not pay again; 0 for any other."""
+    folder = None if out is None else os.path.join(out, "runs", name)
+    if folder is None or not interrupted(folder, request):
+        return 0
+    try:
+        return min(len(read_history(os.path.join(folder, "history.csv"))), request["steps"])
+    except (OSError, ValueError):
+        return 0
 
 
 def estimate_here(trainers, probe_steps=4):
