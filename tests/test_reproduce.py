@@ -252,3 +252,24 @@ def test_estimate_charges_each_request_its_models_step_time(monkeypatch):
     seconds, shapes = runs.estimate(requests, jobs=2)
     assert shapes == 2 and len(probed) == 2 and all(p["steps"] == 4 for p in probed)
     assert seconds == pytest.approx((3 * 0.5 + 3 * 0.5 + 10 * 2.0) / 2)
+
+
+def test_experiments_that_train_in_their_own_process_run_side_by_side(tmp_path, capsys):
+    """With two jobs, looped depth and the relaxed conversion (both train in their own process)
+    run at once, each in a single-threaded worker; each result is the one its run gives in this
+    process on one thread."""
+    import json
+    import minishare
+    reproduce.run(str(tmp_path), quick=True, only=["looped", "relaxed"], jobs=2)
+    assert "looped, relaxed: running side by side, 2 at a time" in capsys.readouterr().out
+    before = minishare.get_num_threads()
+    minishare.set_num_threads(1)
+    try:
+        for name in ("looped", "relaxed"):
+            with open(tmp_path / name / "result.json") as f:
+                saved = json.load(f)["result"]
+            experiment = registry.get(name)
+            here = experiment.run(str(tmp_path), experiment.settings(QUICK), progress=False)
+            assert saved == json.loads(json.dumps(here)), name
+    finally:
+        minishare.set_num_threads(before)

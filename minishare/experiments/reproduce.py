@@ -4,8 +4,10 @@ figures (PNG and SVG) beside it.
 The experiments are the registry's (``registry``: every ``exp_*.py`` of this package, and any
 module handed to ``registry.register``); what each provides is written down in ``experiment``.
 The pipeline first trains all the runs the experiments request, stage by stage, ``jobs`` at a
-time in worker processes (``runs.train_all``), then calls each ``run`` one after another: ``run``
-finds its trainings cached, and timings it measures itself do not share the CPU with a training.
+time in worker processes (``runs.train_all``); then the experiments that train in their own process
+(``trains_here``) run side by side, ``jobs`` at a time, one worker each; then every other ``run``,
+one after another: it finds its trainings cached, and timings it measures itself do not share the
+CPU with a training.
 Results are cached in ``OUT/<experiment>/result.json`` under the settings the experiment declares
 it reads (``experiment.View.key``), so running again only redraws, and a change to one
 experiment's settings retrains that experiment alone; ``--only NAME`` runs one experiment and the
@@ -22,6 +24,7 @@ from minishare.experiments import claims, plan, registry, runs
 from minishare.experiments.experiment import key_matches
 from minishare.experiments.settings import FULL, LONG, QUICK
 from minishare.files import atomic_write
+from minishare.run.errors import TrainingInterrupted
 
 
 def run(out, quick=False, only=None, progress=True, jobs=1, long=False, estimate_only=False):
@@ -43,8 +46,10 @@ def run(out, quick=False, only=None, progress=True, jobs=1, long=False, estimate
         wanted = requests(todo, settings, out)
         missing = {name: r for name, r in wanted.items() if not runs.is_cached(out, name, r)}
         if (progress and not settings.quick or estimate_only) and here is None:
-            here = sum(runs.estimate_here(experiments[name].trains_here(experiments[name].settings(settings)))
-                       for name in todo)
+            each = [runs.estimate_here(experiments[name].trains_here(experiments[name].settings(settings)))
+                    for name in todo]
+            # side by side (``_run_side_by_side``), they take the longest one's time or their share of the cores
+            here = max(max(each, default=0.0), sum(each) / jobs) if jobs > 1 else sum(each)
             seconds, shapes = runs.estimate(missing, jobs, out=out, progress=True) if missing else (0.0, 0)
             print(f"[reproduce] {len(missing)} training runs to make: about {seconds / 60:.0f} minutes with "
                   f"{jobs} job(s), then about {here / 60:.0f} minutes of training in the experiments' own process; "
@@ -56,15 +61,20 @@ def run(out, quick=False, only=None, progress=True, jobs=1, long=False, estimate
         if not missing:
             break
         runs.train_all(out, wanted, jobs=jobs, progress=progress)
+    ran = _run_side_by_side([n for n in todo if _trains_here(experiments[n], settings)], settings, out, jobs,
+                            progress)
     sections, ledger = [], {"claims": [], "baselines": []}
     for name, experiment in experiments.items():
         folder = os.path.join(out, name)
         view = experiment.settings(settings)
         result = _cached(folder, view)
         if name in todo:
-            if progress:
-                print(f"[reproduce] {name}: running", flush=True)
-            result = json.loads(json.dumps(experiment.run(out, view, progress=progress)))
+            if name in ran:
+                result = ran[name]
+            else:
+                if progress:
+                    print(f"[reproduce] {name}: running", flush=True)
+                result = json.loads(json.dumps(experiment.run(out, view, progress=progress)))
             _write_json(os.path.join(folder, "result.json"), {"settings": view.key(), "result": result})
         if result is None:
             continue
@@ -81,6 +91,42 @@ def run(out, quick=False, only=None, progress=True, jobs=1, long=False, estimate
     path = os.path.join(out, "report.md")
     _write_text(path, _markdown(sections, settings, out))
     return path
+
+
+TIERS = {s.tier: s for s in (QUICK, FULL, LONG)}
+
+
+def _trains_here(experiment, settings):
+    """Whether an experiment of this package trains in its own process (``trains_here``), so that
+    it can run in a worker beside another such one (one registered from elsewhere cannot: a fresh
+    interpreter would not know it)."""
+    return experiment.module.__name__.startswith(__package__ + ".exp_") \
+        and bool(experiment.trains_here(experiment.settings(settings)))
+
+
+def _run_one(task):
+    """Worker: one experiment's ``run`` (every run it reads is trained), its result as JSON text."""
+    name, tier, out = task
+    experiment = registry.get(name)
+    return json.dumps(experiment.run(out, experiment.settings(TIERS[tier]), progress=False))
+
+
+def _run_side_by_side(names, settings, out, jobs, progress):
+    """{name: result} of the experiments ``names``, which train in their own process: with
+    ``jobs`` > 1 they run side by side, one worker (one BLAS thread) each, as the training runs
+    did; otherwise nothing here (each runs in this process, in the report's order)."""
+    if jobs == 1 or len(names) < 2:
+        return {}
+    if progress:
+        print(f"[reproduce] {', '.join(names)}: running side by side, {min(jobs, len(names))} at a time", flush=True)
+    with runs.worker_pool(min(jobs, len(names))) as pool:
+        try:
+            texts = pool.map(_run_one, [(name, settings.tier, out) for name in names])
+        except runs.Stopped as stop:
+            raise TrainingInterrupted(stop.signal, None, out, f"interrupted by {stop.signal.name} while "
+                                      f"{', '.join(names)} ran; their training is not kept (it runs in "
+                                      "their own process): rerunning the same command starts them again") from None
+    return {name: json.loads(text) for name, text in zip(names, texts)}
 
 
 def requests(names, settings, out=None):
