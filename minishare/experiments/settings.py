@@ -44,9 +44,10 @@ class Settings:
     takase_evals: int            # held-out evaluations per run (the equal-time reading needs several)
     takase_model: dict           # Vanilla's width: TransformerConfig fields (H, heads, FFN)
     takase_layers: int           # n: Vanilla M = N = n; strategies M = n at N = 2n, and N = 3n (efficiency)
+    takase_efficiency: bool      # also the strategies at N = 3n, against Universal at equal updates
     takase_norms: tuple          # LN positions: Post-LN (the paper's main setting), then Pre-LN
     lm_corpus: str               # the language model's corpus
-    lm_equal_compute: bool       # also train each method at Vanilla's compute (its own schedule)
+    lm_equal_compute: bool       # also train each method at Vanilla's multiply-accumulates and measured time
     lm_steps: int
     lm_batch_size: int
     lm_seq_len: int
@@ -98,7 +99,7 @@ QUICK = Settings(tier="quick", quick=True, seeds=(0, 1), few_seeds=(0, 1), pretr
                           act_loss_weight=0.001),
                  takase_task="reverse", takase_steps=30, takase_batch_size=16, takase_lrs=(3e-3,), takase_evals=3,
                  takase_model=dict(hidden_size=16, num_attention_heads=2, intermediate_size=64),
-                 takase_layers=2, takase_norms=("post", "pre"),
+                 takase_layers=2, takase_norms=("post", "pre"), takase_efficiency=True,
                  lm_corpus="grammar", lm_equal_compute=True, lm_steps=20, lm_batch_size=8, lm_seq_len=32, lm_lr=3e-3, lm_evals=2,
                  lm_model=dict(hidden_size=16, num_attention_heads=2, intermediate_size=64),
                  lm_layers=2, lm_norm="pre",
@@ -165,7 +166,7 @@ FULL = Settings(quick=False, seeds=(0, 1, 2, 3, 4), few_seeds=(0, 1, 2), pretrai
                          act_loss_weight=0.001),
                 takase_task="addition", takase_steps=2000, takase_batch_size=32, takase_lrs=(1e-3, 3e-3),
                 takase_evals=4, takase_model=dict(hidden_size=64, num_attention_heads=4, intermediate_size=256),
-                takase_layers=2, takase_norms=("post",),
+                takase_layers=2, takase_norms=("post",), takase_efficiency=False,
                 # LM on the grammar corpus (V = 202): Vanilla M = N = 3, H = 64, batch 16 x 64 tokens,
                 # lr 3e-3: training loss 1.23 at step 200, below the bigram count model's held-out
                 # 1.64 (perplexity 5.2); 300 steps, Pre-LN as before. The equal-compute runs are left
@@ -209,4 +210,5 @@ FULL = Settings(quick=False, seeds=(0, 1, 2, 3, 4), few_seeds=(0, 1, 2), pretrai
 # full run's on this machine's 2 cores).
 LONG = dataclasses.replace(FULL, tier="long", seeds=tuple(range(10)), few_seeds=(0, 1, 2, 3, 4), pretrain_steps=3000,
                            layerwise_steps=1500, takase_steps=4000, takase_norms=("post", "pre"),
+                           takase_efficiency=True,
                            lm_steps=1200, lm_equal_compute=True, act_steps=2000)
