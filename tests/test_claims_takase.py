@@ -2,6 +2,7 @@
 their no-model baselines against hand-worked numbers and independent computations, the counted
 equal-compute budget against a hand count, the claims a result makes, and every report, claim and
 baseline of the committed full results."""
+import contextlib
 import dataclasses
 import json
 import math
@@ -136,13 +137,27 @@ def test_equal_time_steps_by_hand():
                                                          "sequence-n4": 1333}
 
 
-def test_measured_step_times_are_medians_without_each_runs_first_step():
-    """Two runs of one method: first steps of 9 s (left out), then 0.1, 0.3 and 0.2 s: median 0.2;
-    a row without a step time (an evaluation row of another format) is skipped."""
-    runs_of = {"vanilla": [[{"step_time": 9.0}, {"step_time": 0.1}, {"step_time": 0.3}],
-                           [{"step_time": 9.0}, {"step_time": 0.2}, {"step": 3}]],
-               "universal": [[{"step_time": 9.0}, {"step_time": 0.4}, {"step_time": 0.5}]]}
-    assert takase_arms.measured_step_times(runs_of) == {"vanilla": pytest.approx(0.2), "universal": pytest.approx(0.45)}
+def test_step_times_are_measured_once_and_kept(tmp_path, monkeypatch):
+    """The first call times (in the worker pool, replaced here by one that runs in this process)
+    and writes them to out; a second call with the same arguments reads them back untimed; other
+    configurations are timed again; without out nothing is kept."""
+    calls = []
+
+    class Pool:
+        def map(self, function, tasks):
+            return [function(task) for task in tasks]
+    monkeypatch.setattr(takase_arms.runs, "worker_pool", lambda n: contextlib.nullcontext(Pool()))
+    monkeypatch.setattr(takase_arms, "step_times", lambda task, configs, *args: calls.append(configs) or
+                        {k: 0.01 * (i + 1) for i, k in enumerate(configs)})
+    configs = {"vanilla": {"hidden_size": 8}, "universal": {"hidden_size": 12}}
+    first = takase_arms.kept_step_times(str(tmp_path), "x", "lm", configs, 4, 3)
+    assert first == {"vanilla": 0.01, "universal": 0.02} and len(calls) == 1
+    assert json.loads((tmp_path / "x_step_times.json").read_text())["seconds"] == first
+    assert takase_arms.kept_step_times(str(tmp_path), "x", "lm", configs, 4, 3) == first and len(calls) == 1
+    takase_arms.kept_step_times(str(tmp_path), "x", "lm", {"vanilla": {"hidden_size": 16}}, 4, 3)
+    assert len(calls) == 2
+    takase_arms.kept_step_times(None, "x", "lm", configs, 4, 3)
+    assert len(calls) == 3
 
 
 def _same_but_steps(a, b):
@@ -159,8 +174,7 @@ def test_budgeted_runs_are_requested_on_their_own_schedules(settings):
     # made-up step times: Vanilla 10 ms, the others 13, 17, 19, 23 ms
     times = {norm: dict(zip(takase_arms.equal_keys(vs), (0.010, 0.013, 0.017, 0.019, 0.023)))
              for norm, (vs, _) in plans.items()}
-    counted, takase = exp_takase.comparison_requests(settings, lrs), exp_takase.comparison_requests(settings, lrs, times)
-    assert set(counted) < set(takase) and all(takase[name] == r for name, r in counted.items())
+    takase = exp_takase.comparison_requests(settings, lrs, times)
     extra = 0
     for norm, (vs, budgets) in plans.items():
         assert all(takase[exp_takase.run_name(norm, k, vs[k], s)]["lr"] == lrs[norm][k]["lr"]
@@ -191,20 +205,16 @@ def test_budgeted_runs_are_requested_on_their_own_schedules(settings):
 
 @pytest.mark.parametrize("settings", [QUICK, FULL])
 def test_the_lm_asks_for_its_equal_time_runs_once_it_can_time_them(settings, monkeypatch):
-    """First the S-update runs and the equal multiply-accumulate ones; once the S-update runs are
-    in ``out``, the equal-time ones too, from the times measured on them (made up here)."""
+    """Without a folder to keep its times in, the S-update runs and the equal multiply-accumulate
+    ones; with one, the equal-time ones too, from the times measured (made up here)."""
     settings = dataclasses.replace(settings, lm_equal_compute=True)
     vs, budgets = exp_lm._plan(settings)
-    first = exp_lm.requests(settings, "out")
+    first = exp_lm.requests(settings)
     n = len(settings.seeds)
-    assert len(first) == n * (5 + 4) and first == exp_lm.requests(settings)
+    assert len(first) == n * (5 + 4)
     times = dict(zip(vs, (0.010, 0.013, 0.017, 0.019, 0.023)))
-    seen = {}
-    monkeypatch.setattr(exp_lm.runs, "is_cached", lambda out, name, request: name in first)
-    monkeypatch.setattr(exp_lm.takase_arms, "step_times_of", lambda out, v, seeds, name_of, request_of, progress:
-                        seen.setdefault("runs", sorted(name_of(k, v[k], s) for k in v for s in seeds)) and times)
+    monkeypatch.setattr(exp_lm, "timing", lambda out, settings: times)
     second = exp_lm.requests(settings, "out")
-    assert seen["runs"] == sorted(name for name in first if "steps-" not in name)
     for key, t in times.items():
         if key == "vanilla":
             continue
@@ -237,7 +247,7 @@ def _method(key, M, N, exact, losses=(0.1, 0.2, 0.3), compute=None, timed=None):
     if timed is not None:
         r["equal_time"] = {"steps": timed, "loss": stats.spread([x + 0.5 for x in losses]),
                            "exact_match": stats.spread(exact), "histories": _histories(timed)}
-        r["trained_step_time"] = 0.010 * 10 / timed
+        r["step_time"] = 0.010 * 10 / timed
     return r
 
 
@@ -390,7 +400,8 @@ def test_committed_results_report_and_claim(name):
 
 def test_each_method_gets_the_rate_of_its_lowest_tuning_loss_and_then_its_runs(monkeypatch):
     """The search's runs come first; once they are there, ``tuned_lrs`` takes each method's rate of
-    lowest held-out loss at the tuning seed, and the comparison's runs follow at those rates."""
+    lowest held-out loss at the tuning seed, and the comparison's runs follow at those rates, the
+    equal-time ones from the measured step times."""
     settings = dataclasses.replace(QUICK, takase_lrs=(1e-3, 3e-3), takase_norms=("post",))
     tuning = exp_takase.tuning_requests(settings)
     vs = exp_takase.plan(settings)["post"][0]
@@ -404,13 +415,32 @@ def test_each_method_gets_the_rate_of_its_lowest_tuning_loss_and_then_its_runs(m
     monkeypatch.setattr(exp_takase.runs, "is_cached", lambda out, name, request: name in done)
     monkeypatch.setattr(exp_takase, "cached_run", lambda out, name, progress, **request:
                         {"final": {"eval_loss": loss(request)}})
+    # made-up times: every method but Vanilla 37/11 times as slow: 30 · 11 / 37 = 8.9, 9 updates
+    times = {"post": {k: 0.011 if k == "vanilla" else 0.037 for k in vs}}
+    monkeypatch.setattr(exp_takase, "timing", lambda out, settings: times)
     assert exp_takase.requests(settings, "out") == tuning          # the search first
     done.update(tuning)
     lrs = exp_takase.tuned_lrs("out", settings)["post"]
     assert lrs["vanilla"]["lr"] == 3e-3 and lrs["vanilla"]["losses"] == {"0.001": 0.9, "0.003": 0.5}
     assert all(lrs[k]["lr"] == 1e-3 for k in vs if k != "vanilla")
+    assert all(lrs[k]["edge"] for k in vs)                          # on a grid of two every choice is an edge
     wanted = exp_takase.requests(settings, "out")
     comparison = {name: r for name, r in wanted.items() if name not in tuning}
-    assert comparison == exp_takase.comparison_requests(settings, {"post": lrs})
+    assert comparison == exp_takase.comparison_requests(settings, {"post": lrs}, times)
     assert {r["lr"] for name, r in comparison.items() if "-vanilla-" in name} == {3e-3}
     assert {r["lr"] for name, r in comparison.items() if "-vanilla-" not in name} == {1e-3}
+    timed = {name: r for name, r in comparison.items() if r["steps"] == 9}
+    assert settings.takase_steps == 30 and len(timed) == 4 * len(settings.seeds)
+    assert {name.split("-m")[0] for name in timed} == {"takase-postln-universal", "takase-postln-sequence",
+                                                       "takase-postln-cycle", "takase-postln-cycle-rev"}
+
+
+def test_a_rate_inside_the_grid_is_no_edge(monkeypatch):
+    """Made-up search on {1e-3, 3e-3, 1e-2}: Vanilla best at 3e-3 (inside), the others at 1e-2 (the edge)."""
+    settings = dataclasses.replace(QUICK, takase_lrs=(1e-2, 1e-3, 3e-3), takase_norms=("post",))
+    monkeypatch.setattr(exp_takase, "cached_run", lambda out, name, progress, **request: {"final": {"eval_loss": (
+        {3e-3: 0.1, 1e-3: 0.5, 1e-2: 0.9} if request["overrides"]["sharing"] == "not-shared"
+        else {3e-3: 0.5, 1e-3: 0.9, 1e-2: 0.1})[request["lr"]]}})
+    lrs = exp_takase.tuned_lrs("out", settings)["post"]
+    assert lrs["vanilla"] == {"lr": 3e-3, "edge": False, "losses": {"0.01": 0.9, "0.001": 0.5, "0.003": 0.1}}
+    assert all(r["lr"] == 1e-2 and r["edge"] for k, r in lrs.items() if k != "vanilla")

@@ -4,7 +4,7 @@ translation), with the decoder-only model (``models.DecoderLM``) on the corpus o
 At equal parameters: Vanilla (M = N = n), Universal (M = 1 at n positions, hidden size and FFN
 widened until its parameters are closest to Vanilla's, embedding included: E = H) and Sequence,
 Cycle and Cycle (rev) with M = n layers at N = 2n positions; each again on its own schedule at equal
-multiply-accumulates (counted) and at equal measured time (timed in its S-update runs), each
+multiply-accumulates (counted) and at equal measured time (timed before training), each
 comparison declared by that name (``takase_arms.BUDGETS``). Held-out perplexity over seeds; speed
 measured back to back after training, as in the "takase" experiment (whose pieces this reuses). Beside the models: two count models of the
 training tokens (``minishare.analysis.count_lm``), scored on the same held-out windows.
@@ -13,7 +13,7 @@ import math
 
 
 from minishare.analysis.count_lm import count_baselines
-from minishare.experiments import claims as ledger, runs, stats, takase_arms
+from minishare.experiments import claims as ledger, stats, takase_arms
 from minishare.experiments.common import corpus_name, tokenizer_vocab_size
 from minishare.experiments.takase_arms import LN
 
@@ -28,7 +28,7 @@ def _plan(settings):
     """The methods at equal parameters (``takase_arms.variants``), with the LM's LN position, and
     their updates at equal multiply-accumulates (attention counted at the window length), as
     {"equal_compute": {key: updates}}; none where the settings leave the budgeted runs out
-    (``lm_equal_compute``). The equal-time budget is measured, not planned (``_times``)."""
+    (``lm_equal_compute``). The equal-time budget is measured, not planned (``timing``)."""
     V = tokenizer_vocab_size(settings.lm_corpus, settings.vocab_size)
     vs = takase_arms.variants("lm", V, settings.lm_model, settings.lm_layers, settings.lm_norm, efficiency=False)
     if not settings.lm_equal_compute:
@@ -56,36 +56,30 @@ def _names(settings):
 
 def requests(settings, out=None):
     """One training run per (method, seed), and one per (method other than Vanilla, seed) at equal
-    multiply-accumulates; once the first are in ``out``, one per (method other than Vanilla,
-    seed) at equal measured time, timed on them."""
+    multiply-accumulates and at equal measured time (timed once and kept in ``out``; none
+    without it)."""
     vs, budgets = _plan(settings)
-    wanted = takase_arms.method_requests(vs, budgets, settings.lm_steps, settings.seeds, *_names(settings))
-    plain = takase_arms.plain_runs(vs, settings.lm_steps, settings.seeds, *_names(settings))
-    if budgets and out is not None and all(runs.is_cached(out, name, request) for name, request in plain.items()):
-        wanted.update(takase_arms.method_requests(vs, _timed(out, settings, vs)[0], settings.lm_steps,
-                                                  settings.seeds, *_names(settings)))
-    return wanted
+    if budgets and out is not None:
+        budgets = {**budgets, "equal_time": takase_arms.equal_time_steps(settings.lm_steps, timing(out, settings))}
+    return takase_arms.method_requests(vs, budgets, settings.lm_steps, settings.seeds, *_names(settings))
 
 
-def _timed(out, settings, vs, progress=False):
-    """{"equal_time": {key: updates}} from the measured step times of the S-update runs in
-    ``out`` (trained here when missing), and those times."""
-    times = takase_arms.step_times_of(out, vs, settings.seeds, *_names(settings), progress)
-    return {"equal_time": takase_arms.equal_time_steps(settings.lm_steps, times)}, times
+def timing(out, settings):
+    """{method: measured seconds of one training step} (``takase_arms.kept_step_times``)."""
+    vs, _ = _plan(settings)
+    return takase_arms.kept_step_times(out, "lm", "lm", {k: v["overrides"] for k, v in vs.items()},
+                                       settings.lm_batch_size, settings.timing_repeats, seq_len=settings.lm_seq_len,
+                                       vocab_size=settings.vocab_size)
 
 
 def run(out, settings, progress=True):
     vs, budgets = _plan(settings)
-    times = None
+    times = timing(out, settings)
     if budgets:
-        timed, times = _timed(out, settings, vs, progress)
-        budgets = {**budgets, **timed}
-    timing = takase_arms.step_times("lm", {k: v["overrides"] for k, v in vs.items()}, settings.lm_batch_size,
-                                   settings.timing_repeats, seq_len=settings.lm_seq_len,
-                                   vocab_size=settings.vocab_size)
+        budgets = {**budgets, "equal_time": takase_arms.equal_time_steps(settings.lm_steps, times)}
     name_of, request_of = _names(settings)
-    methods = takase_arms.summarize(out, name_of, vs, settings.seeds, request_of, timing, progress,
-                                   metrics=("loss", "perplexity"), budgets=budgets, trained_times=times)
+    methods = takase_arms.summarize(out, name_of, vs, settings.seeds, request_of, times, progress,
+                                   metrics=("loss", "perplexity"), budgets=budgets)
     return {"corpus": settings.lm_corpus, "vocab_size": tokenizer_vocab_size(settings.lm_corpus, settings.vocab_size), "seq_len": settings.lm_seq_len,
             "batch_size": settings.lm_batch_size, "steps": settings.lm_steps, "seeds": list(settings.seeds),
             "n": settings.lm_layers, "settings": {settings.lm_norm: methods}}

@@ -10,9 +10,9 @@ sequence-to-sequence task, over several seeds, with Post-LN (their main setting)
   Vanilla's S updates cost: S_k = S · C_Vanilla / C_k, with C the multiply-accumulates of a
   step's matrix products (``macs_per_token``), counted before anything trains. (Reading a deeper
   method's S-step curve at Vanilla's cost instead would read it before its learning rate decayed.)
-* Equal measured time: the same, for S_k = S · t_Vanilla / t_k, with t the median measured seconds
-  of a training step in the method's S-update runs (``takase_arms.measured_step_times``), so
-  these runs are asked for once those have trained. Each strategy against Universal at equal
+* Equal measured time: the same, for S_k = S · t_Vanilla / t_k, with t the measured seconds of a
+  training step, timed back to back before training (``takase_arms.kept_step_times``): the times
+  of the speed column. Each strategy against Universal at equal
   measured time is the paper's efficiency question (their Table 1, lower half: the strategies at
   M = 6, N = 18 were about as fast as Universal, speed 0.47 against 0.48, at equal updates); here
   the strategies at N = 3n are far slower than Universal (0.40 against 0.84 of Vanilla's speed,
@@ -36,7 +36,7 @@ from minishare.experiments.runs import cached_run
 from minishare.experiments.takase_arms import (
     LN, SOLVED, book_table, budget_figures, budget_keys, by_step, convergence_figures, efficiency_keys,
     equal_compute_steps, equal_compute_tables, equal_keys, equal_time_steps, method_claims, method_requests,
-    budget_notes, plain_runs, slug, solved, step_times, step_times_of, summarize, variants)
+    budget_notes, kept_step_times, slug, solved, summarize, variants)
 from minishare.run.build import make_task
 
 NAME = "takase"
@@ -115,18 +115,13 @@ def run_name(norm, key, v, seed, steps=None):
 
 
 def requests(settings, out=None):
-    """Every training run, in three stages. First the tuning runs (``tuning_requests``); once they
+    """Every training run, in two stages. First the tuning runs (``tuning_requests``); once they
     are in ``out``, the comparison's at each method's tuned learning rate: one per (LN position,
     method, seed) of S updates, and one per (LN position, equal-parameter method other than
-    Vanilla, seed) at equal multiply-accumulates; once the S-update runs are in ``out``, one per
-    (LN position, equal-parameter method other than Vanilla, seed) at equal measured time, timed
-    on them."""
+    Vanilla, seed) at equal multiply-accumulates and at equal measured time (``timing``)."""
     wanted = tuning_requests(settings)
     if tuning_done(out, settings):
-        lrs = tuned_lrs(out, settings)
-        wanted.update(comparison_requests(settings, lrs))
-        if all(runs.is_cached(out, name, request) for name, request in plain_requests(settings, lrs).items()):
-            wanted.update(comparison_requests(settings, lrs, measured_times(out, settings, lrs)))
+        wanted.update(comparison_requests(settings, tuned_lrs(out, settings), timing(out, settings)))
     return wanted
 
 
@@ -136,55 +131,43 @@ def _names(settings, norm, lrs):
             lambda key, v, seed, steps=None: _request(settings, v, seed, lrs[norm][key]["lr"], steps))
 
 
-def plain_requests(settings, lrs):
-    """The S-update runs of the equal-parameter methods: what their step times are measured on."""
-    wanted = {}
-    for norm, (vs, _) in plan(settings).items():
-        wanted.update(plain_runs({k: vs[k] for k in equal_keys(vs)}, settings.takase_steps, settings.seeds,
-                                 *_names(settings, norm, lrs)))
-    return wanted
-
-
-def measured_times(out, settings, lrs, progress=False):
-    """{LN position: {equal-parameter method: median measured seconds of a training step}} over its
-    S-update runs in ``out`` (trained here when missing)."""
-    return {norm: step_times_of(out, {k: vs[k] for k in equal_keys(vs)}, settings.seeds,
-                                *_names(settings, norm, lrs), progress)
+def timing(out, settings):
+    """{LN position: {method: measured seconds of one training step}}, timed once and kept in
+    ``out`` (``takase_arms.kept_step_times``)."""
+    return {norm: kept_step_times(out, f"takase-{norm}ln", settings.takase_task,
+                                  {k: v["overrides"] for k, v in vs.items()}, settings.takase_batch_size,
+                                  settings.timing_repeats)
             for norm, (vs, _) in plan(settings).items()}
 
 
-def comparison_requests(settings, lrs, times=None):
-    """The comparison's runs, each method at its learning rate ``lrs[norm][key]["lr"]``; with
-    ``times`` ({LN position: {key: measured seconds a step}}) the equal-time runs too."""
+def budgets_of(settings, vs, budgets, times):
+    """The budgets of ``plan`` with the equal-time one of the equal-parameter methods added."""
+    return {**budgets, "equal_time": equal_time_steps(settings.takase_steps, {k: times[k] for k in equal_keys(vs)})}
+
+
+def comparison_requests(settings, lrs, times):
+    """The comparison's runs, each method at its learning rate ``lrs[norm][key]["lr"]``, the
+    equal-time ones from ``times`` ({LN position: {key: measured seconds a step}})."""
     wanted = {}
     for norm, (vs, budgets) in plan(settings).items():
-        if times is not None:
-            budgets = {**budgets, "equal_time": equal_time_steps(settings.takase_steps, times[norm])}
-        wanted.update(method_requests(vs, budgets, settings.takase_steps, settings.seeds,
-                                      *_names(settings, norm, lrs)))
+        wanted.update(method_requests(vs, budgets_of(settings, vs, budgets, times[norm]), settings.takase_steps,
+                                      settings.seeds, *_names(settings, norm, lrs)))
     return wanted
-
-
-# --- speed, measured back to back ---------------------------------------------------------------------
 
 
 # --- the experiment ----------------------------------------------------------------------------------
 
 
 def run(out, settings, progress=True):
-    lrs = tuned_lrs(out, settings)
-    times = measured_times(out, settings, lrs, progress)
+    lrs, times = tuned_lrs(out, settings), timing(out, settings)
     result = {"task": settings.takase_task, "steps": settings.takase_steps, "seeds": list(settings.seeds),
               "n": settings.takase_layers, "lrs": list(settings.takase_lrs), "tuning_seed": TUNING_SEED,
               "settings": {}}
     for norm, (vs, budgets) in plan(settings).items():
-        timing = step_times(settings.takase_task, {k: v["overrides"] for k, v in vs.items()},
-                            settings.takase_batch_size, settings.timing_repeats)
-        budgets = {**budgets, "equal_time": equal_time_steps(settings.takase_steps, times[norm])}
         name_of, request_of = _names(settings, norm, lrs)
-        result["settings"][norm] = summarize(out, name_of, vs, settings.seeds, request_of, timing, progress,
-                                             metrics=("loss", "exact_match"), budgets=budgets,
-                                             trained_times=times[norm])
+        result["settings"][norm] = summarize(out, name_of, vs, settings.seeds, request_of, times[norm], progress,
+                                             metrics=("loss", "exact_match"),
+                                             budgets=budgets_of(settings, vs, budgets, times[norm]))
         for key, tuning in lrs[norm].items():
             result["settings"][norm][key]["tuning"] = tuning
     return result
@@ -273,7 +256,8 @@ def report(result, figs):
              f"N = {2 * n} positions (equal parameters)"
              + (f" and N = {3 * n} (Takase & Kiyono's efficiency comparison at equal updates)"
                 if any(efficiency_keys(m) for m in result["settings"].values()) else "")
-             + f". Speed: Vanilla's step time over the method's, measured back to back after training. Solved: the seeds whose held-out exact match is at "
+             + f". Speed: Vanilla's step time over the method's, measured back to back in one single-threaded "
+             f"worker before training; the same times set the equal-time budgets. Solved: the seeds whose held-out exact match is at "
              f"least {SOLVED} (where runs either stay on a plateau or leave it, a mean hides how many "
              f"did). No model: rules that need no training, on the same held-out examples (mean over "
              f"seeds). Values: mean ± std (min–max) over seeds.", ""]

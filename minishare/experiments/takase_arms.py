@@ -11,16 +11,19 @@ Three comparisons, each declared by its name wherever it is reported (``BUDGETS`
 * equal multiply-accumulates: each method for S_k = S · C_Vanilla / C_k updates, C counted from
   its configuration (``macs_per_token``);
 * equal measured time: each method for S_k = S · t_Vanilla / t_k updates, t the measured seconds
-  of one of its training steps (``measured_step_times``). A count of multiply-accumulates is not a
+  of one of its training steps (``kept_step_times``). A count of multiply-accumulates is not a
   time: a wide layer does its products in fewer, larger matrix products than a deep stack, so on
   one machine Universal ran at 0.84 of Vanilla's speed where its count says 0.49.
 """
-import statistics
-from minishare import optim
+import json
+import os
+
+from minishare import optim, safeio
 from minishare.analysis import count_parameters, memory, training_figures
 from minishare.analysis.figure_style import save_figure
-from minishare.experiments import book_cells as cells, claims as ledger, stats
+from minishare.experiments import book_cells as cells, claims as ledger, runs, stats
 from minishare.experiments.runs import cached_run
+from minishare.files import atomic_write
 from minishare.models import DecoderLM
 from minishare.nn import init
 from minishare.run.build import build_model, make_config, make_task
@@ -139,15 +142,6 @@ def equal_time_steps(steps, times):
     return {k: max(1, round(steps * times["vanilla"] / t)) for k, t in times.items()}
 
 
-def measured_step_times(runs_of):
-    """{key: median seconds of one training step} over every step of the runs ``runs_of``
-    ({key: [histories]}) gives each method, its first step left out of each run (it allocates
-    what later steps reuse). The median over thousands of steps, trained in the same pool of
-    workers, lets a slow spell of a shared machine move it little."""
-    return {key: statistics.median(row["step_time"] for h in histories for row in h[1:] if "step_time" in row)
-            for key, histories in runs_of.items()}
-
-
 def slug(key, M, N):
     return f"{key.rsplit('-n', 1)[0]}-m{M}-n{N}"
 
@@ -175,18 +169,6 @@ def method_requests(vs, budgets, steps, seeds, name_of, request_of):
     return out
 
 
-def plain_runs(vs, steps, seeds, name_of, request_of):
-    """{run name: request} of the S-update runs alone: what the equal-time budget is timed on."""
-    return method_requests(vs, {}, steps, seeds, name_of, request_of)
-
-
-def step_times_of(out, vs, seeds, name_of, request_of, progress=False):
-    """``measured_step_times`` of the S-update runs of ``vs`` in ``out`` (trained here when
-    missing): the t of the equal-time budget."""
-    return measured_step_times({key: [cached_run(out, name_of(key, v, seed), progress, **request_of(key, v, seed))["history"]
-                                      for seed in seeds] for key, v in vs.items()})
-
-
 def step_times(task, configs, batch_size, rounds, seq_len=64, vocab_size=1000):
     """Median seconds of one training step (forward, backward, AdamW) of each configuration
     ({key: TransformerConfig overrides}) on one fixed batch of ``task``. The configurations take
@@ -206,6 +188,34 @@ def step_times(task, configs, batch_size, rounds, seq_len=64, vocab_size=1000):
     return {key: sorted(ts)[len(ts) // 2] for key, ts in times.items()}
 
 
+def _step_times(args):
+    """Worker: ``step_times(*args)``."""
+    return step_times(*args)
+
+
+def kept_step_times(out, name, task, configs, batch_size, rounds, seq_len=64, vocab_size=1000):
+    """``step_times`` of ``configs`` ({key: TransformerConfig overrides}), measured once in a
+    worker process with one BLAS thread (as every training run has: ``runs.Workers``) while
+    nothing of this pipeline trains, and kept in ``out/<name>_step_times.json`` with what they
+    are the times of. Every later call with the same arguments reads them back, so the
+    equal-time runs that are asked for, the ones trained and the speeds reported agree; ``out``
+    None measures and keeps nothing."""
+    args = (task, configs, batch_size, rounds, seq_len, vocab_size)
+    key = json.dumps(args, sort_keys=True, default=str)
+    path = None if out is None else os.path.join(out, f"{name}_step_times.json")
+    if path is not None and os.path.exists(path):
+        kept = safeio.load_json(path, limit=1 << 20)
+        if isinstance(kept, dict) and kept.get("of") == key:
+            return kept["seconds"]
+    with runs.worker_pool(1) as pool:
+        times = pool.map(_step_times, [args])[0]
+    if path is not None:
+        os.makedirs(out, exist_ok=True)
+        with atomic_write(path) as f:
+            json.dump({"of": key, "seconds": times}, f, indent=1)
+    return times
+
+
 def _thin(history):
     return [{k: row[k] for k in KEEP if k in row} for row in history]
 
@@ -214,12 +224,12 @@ def _finals(runs, metrics):
     return {m: stats.spread([r["final"][f"eval_{m}"] for r in runs]) for m in metrics}
 
 
-def summarize(out, name_of, vs, seeds, request_of, timing, progress, metrics, budgets, trained_times=None):
+def summarize(out, name_of, vs, seeds, request_of, timing, progress, metrics, budgets):
     """Load (or train) every run of ``vs`` and gather, per method: parameters, step time, relative
     speed, thinned histories per seed and the spread of each final held-out metric; for the
     methods of each budget of ``budgets`` ({"equal_compute" or "equal_time": {key: updates}}) the
-    same of its budgeted runs under the budget's name. ``trained_times``: the measured seconds of
-    a training step the equal-time budget was set from, kept as "trained_step_time".
+    same of its budgeted runs under the budget's name. ``timing``: {key: measured seconds of a
+    training step}, the equal-time budget's t.
     ``name_of(key, v, seed, steps=None)`` and ``request_of(key, v, seed, steps=None)`` name and
     describe a run (``steps``: a budgeted run's updates)."""
     result = {}
@@ -231,8 +241,6 @@ def summarize(out, name_of, vs, seeds, request_of, timing, progress, metrics, bu
                        "params": count_parameters(runs[0]["model"]), "steps": steps,
                        "step_time": timing[key], "speed": timing["vanilla"] / timing[key],
                        "histories": histories, **_finals(runs, metrics)}
-        if trained_times and key in trained_times:
-            result[key]["trained_step_time"] = trained_times[key]
         for at, budget in budgets.items():
             if key not in budget:
                 continue
@@ -249,8 +257,8 @@ def summarize(out, name_of, vs, seeds, request_of, timing, progress, metrics, bu
 # multiply-accumulates (the key older results carry), "equal_time" the measured time.
 BUDGETS = {"equal_compute": ("equal multiply-accumulates", "C the multiply-accumulates of a step's matrix "
                              "products, counted from the configuration", "multiply-accumulates, in Vanilla's updates"),
-           "equal_time": ("equal measured time", "t the median measured seconds of one of its training steps "
-                          "in its S-update runs", "measured time, in Vanilla's updates")}
+           "equal_time": ("equal measured time", "t the measured seconds of one of its training steps (the "
+                          "speed column's, measured before training)", "measured time, in Vanilla's updates")}
 COMPUTE_AXIS = BUDGETS["equal_compute"][2]
 
 
@@ -326,11 +334,11 @@ def budget_notes(result, norm, methods):
         keys = [k for k in budget_keys(at)(methods) if k != "vanilla"]
         if not keys:
             continue
-        timed = at == "equal_time" and all("trained_step_time" in methods[k] for k in ["vanilla"] + keys)
+        timed = at == "equal_time"
         notes.append(f"{LN[norm]}, {name}: the updates that cost what Vanilla's {result['steps']} cost"
-                     + (f" (Vanilla {methods['vanilla']['trained_step_time'] * 1e3:.1f} ms a step)" if timed else "")
+                     + (f" (Vanilla {methods['vanilla']['step_time'] * 1e3:.1f} ms a step)" if timed else "")
                      + ": " + ", ".join(f"{methods[k]['label']} {methods[k][at]['steps']}"
-                                        + (f" ({methods[k]['trained_step_time'] * 1e3:.1f} ms)" if timed else "")
+                                        + (f" ({methods[k]['step_time'] * 1e3:.1f} ms)" if timed else "")
                                         for k in keys) + ".")
     return notes
 
