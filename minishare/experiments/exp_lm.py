@@ -20,7 +20,7 @@ from minishare.experiments.takase_arms import LN
 NAME = "lm"
 TITLE = "Takase & Kiyono's strategies on language modelling"
 ORDER = 100
-READS = ("lm_batch_size", "lm_corpus", "lm_equal_compute", "lm_evals", "lm_layers", "lm_lr", "lm_model",
+READS = ("lm_batch_size", "lm_corpus", "lm_equal_compute", "lm_evals", "lm_layers", "lm_lrs", "lm_model",
          "lm_norm", "lm_seq_len", "lm_steps", "timing_repeats", "vocab_size")
 
 
@@ -40,7 +40,7 @@ def _request(settings, variant, seed, steps=None):
     steps = steps or settings.lm_steps
     return dict(task="lm", overrides=variant["overrides"], corpus=settings.lm_corpus, vocab_size=settings.vocab_size,
                 seq_len=settings.lm_seq_len, steps=steps, batch_size=settings.lm_batch_size,
-                lr=settings.lm_lr, eval_every=max(steps // settings.lm_evals, 1), seed=seed)
+                lr=settings.lm_lrs[variant["method"]], eval_every=max(steps // settings.lm_evals, 1), seed=seed)
 
 
 def _name(settings, key, v, seed, steps=None):
@@ -82,7 +82,8 @@ def run(out, settings, progress=True):
                                    metrics=("loss", "perplexity"), budgets=budgets)
     return {"corpus": settings.lm_corpus, "vocab_size": tokenizer_vocab_size(settings.lm_corpus, settings.vocab_size), "seq_len": settings.lm_seq_len,
             "batch_size": settings.lm_batch_size, "steps": settings.lm_steps, "seeds": list(settings.seeds),
-            "n": settings.lm_layers, "settings": {settings.lm_norm: methods}}
+            "n": settings.lm_layers, "lrs": {v["method"]: settings.lm_lrs[v["method"]] for v in vs.values()},
+            "settings": {settings.lm_norm: methods}}
 
 
 def baselines(result, settings):
@@ -111,6 +112,10 @@ def report(result, figs):
              f"of each run, no unit (the figure's right-hand axis reads its curves so). No model: count models "
              f"of the training tokens on the same windows. Values: mean ± std (min–max) over seeds.",
              ""]
+    if "lrs" in result:
+        lines += ["Learning rates: each method's own, chosen by its held-out loss on tuning seed 100, which no "
+                  "comparison uses (the settings' comment and plan.json give the search): "
+                  + ", ".join(f"{method} {lr:g}" for method, lr in result["lrs"].items()) + ".", ""]
     for norm, methods in result["settings"].items():
         lines += ["| method | M | N | H | LN | parameters | speed | held-out loss (nats) | "
                   "held-out perplexity (e^loss) |",
