@@ -113,8 +113,8 @@ def report(result, figs):
              f"of the training tokens on the same windows. Values: mean ± std (min–max) over seeds.",
              ""]
     if "lrs" in result:
-        lines += ["Learning rates: each method's own, chosen by its held-out loss on tuning seed 100, which no "
-                  "comparison uses (the settings' comment and plan.json give the search): "
+        lines += ["Learning rates, each method's own (`lm_lrs`; the full tier's were chosen by held-out loss on "
+                  "tuning seed 100, which no comparison uses: the settings' comment and plan.json give the search): "
                   + ", ".join(f"{method} {lr:g}" for method, lr in result["lrs"].items()) + ".", ""]
     for norm, methods in result["settings"].items():
         lines += ["| method | M | N | H | LN | parameters | speed | held-out loss (nats) | "
