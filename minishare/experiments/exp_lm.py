@@ -6,8 +6,9 @@ widened until its parameters are closest to Vanilla's, embedding included: E = H
 Cycle and Cycle (rev) with M = n layers at N = 2n positions; each again on its own schedule at equal
 multiply-accumulates (counted) and at equal measured time (timed before training), each
 comparison declared by that name (``takase_arms.BUDGETS``). Held-out perplexity over seeds; speed
-measured back to back after training, as in the "takase" experiment (whose pieces this reuses). Beside the models: two count models of the
-training tokens (``minishare.analysis.count_lm``), scored on the same held-out windows.
+measured back to back before training, as in the "takase" experiment (whose pieces this reuses).
+Beside the models: two count models of the training tokens (``minishare.analysis.count_lm``),
+scored on the same held-out windows.
 """
 import math
 
@@ -44,7 +45,8 @@ def _request(settings, variant, seed, steps=None):
 
 
 def _name(settings, key, v, seed, steps=None):
-    """A run's name; ``steps``: the updates of an equal-compute run (the others make S)."""
+    """A run's name; ``steps``: the updates of a run at equal multiply-accumulates or at equal
+    measured time (the others make S)."""
     budget = "" if steps is None else f"-{steps}steps"
     return f"lm-{settings.lm_norm}ln-{takase_arms.slug(key, v['M'], v['N'])}{budget}-s{seed}"
 
@@ -127,7 +129,7 @@ def report(result, figs):
         for name, ppl in counts:
             lines.append(f"| no model: {name} | – | – | – | – | – | – | {math.log(ppl):.3f} | {ppl:.1f} |")
         lines.append("")
-    lines += takase_arms.equal_compute_tables(result, [("held-out loss", "loss", 3),
+    lines += takase_arms.budget_tables(result, [("held-out loss", "loss", 3),
                                                       ("held-out perplexity", "perplexity", 1)])
     for norm, methods in result["settings"].items():
         lines += takase_arms.budget_notes(result, norm, methods)

@@ -35,7 +35,7 @@ from minishare.experiments import claims as ledger, runs, stats
 from minishare.experiments.runs import cached_run
 from minishare.experiments.takase_arms import (
     LN, SOLVED, book_table, budget_figures, budget_keys, by_step, convergence_figures, efficiency_keys,
-    equal_compute_steps, equal_compute_tables, equal_keys, equal_time_steps, method_claims, method_requests,
+    equal_compute_steps, budget_tables, equal_keys, equal_time_steps, method_claims, method_requests,
     budget_notes, kept_step_times, slug, solved, summarize, variants)
 from minishare.run.build import make_task
 
@@ -110,7 +110,8 @@ def tuning_done(out, settings):
 
 
 def run_name(norm, key, v, seed, steps=None):
-    """A run's name; ``steps``: the updates of an equal-compute run (the others make S)."""
+    """A run's name; ``steps``: the updates of a run at equal multiply-accumulates or at equal
+    measured time (the others make S)."""
     return f"takase-{norm}ln-{slug(key, v['M'], v['N'])}{'' if steps is None else f'-{steps}steps'}-s{seed}"
 
 
@@ -257,8 +258,8 @@ def report(result, figs):
              + (f" and N = {3 * n} (Takase & Kiyono's efficiency comparison at equal updates)"
                 if any(efficiency_keys(m) for m in result["settings"].values()) else "")
              + f". Speed: Vanilla's step time over the method's, measured back to back in one single-threaded "
-             f"worker before training; the same times set the equal-time budgets. Solved: the seeds whose held-out exact match is at "
-             f"least {SOLVED} (where runs either stay on a plateau or leave it, a mean hides how many "
+             f"worker before training; the same times set the equal-time budgets. Solved: the seeds whose "
+             f"held-out exact match is at least {SOLVED} (where runs either stay on a plateau or leave it, a mean hides how many "
              f"did). No model: rules that need no training, on the same held-out examples (mean over "
              f"seeds). Values: mean ± std (min–max) over seeds.", ""]
     if "lrs" in result:
@@ -285,7 +286,7 @@ def report(result, figs):
             lines.append(f"| no model: {name} | – | – | – | – | – | – | {cells['loss']} | "
                          f"{cells['exact_match']} | – |")
         lines.append("")
-    lines += equal_compute_tables(result, [("held-out loss", "loss", 3), ("exact match", "exact_match", 3)])
+    lines += budget_tables(result, [("held-out loss", "loss", 3), ("exact match", "exact_match", 3)])
     return "\n".join(lines)
 
 

@@ -1,7 +1,7 @@
 """Takase & Kiyono's methods as arms of an experiment, shared by the experiments that compare them
 (``exp_takase`` on a sequence-to-sequence task, ``exp_lm`` on language modelling): the methods
 and their sizes (Universal widened to Vanilla's parameters), the updates at equal
-multiply-accumulates (counted) and at equal measured time (timed in the runs), the runs of every
+multiply-accumulates (counted) and at equal measured time (timed before training), the runs of every
 method and seed, their summary, the convergence figures and tables, and the paired claims
 between methods.
 
@@ -245,8 +245,8 @@ def summarize(out, name_of, vs, seeds, request_of, timing, progress, metrics, bu
             if key not in budget:
                 continue
             own = extra_runs(budget, steps).get(key)
-            budgeted = runs if own is None else [
-                cached_run(out, name_of(key, v, seed, own), progress, **request_of(key, v, seed, own)) for seed in seeds]
+            budgeted = runs if own is None else [cached_run(out, name_of(key, v, seed, own), progress,
+                                                            **request_of(key, v, seed, own)) for seed in seeds]
             result[key][at] = {"steps": budget[key], "histories": [_thin(r["history"]) for r in budgeted],
                                **_finals(budgeted, metrics)}
     return result
@@ -259,14 +259,10 @@ BUDGETS = {"equal_compute": ("equal multiply-accumulates", "C the multiply-accum
                              "products, counted from the configuration", "multiply-accumulates, in Vanilla's updates"),
            "equal_time": ("equal measured time", "t the measured seconds of one of its training steps (the "
                           "speed column's, measured before training)", "measured time, in Vanilla's updates")}
-COMPUTE_AXIS = BUDGETS["equal_compute"][2]
 
 
 def budget_caption(at):
     return f"equal parameters at {BUDGETS[at][0]}, each method on its own schedule"
-
-
-EQUAL_COMPUTE_CAPTION = budget_caption("equal_compute")
 
 
 def arm_name(r, norm, at=None):
@@ -289,15 +285,9 @@ def by_budget(at):
     return curves
 
 
-by_compute = by_budget("equal_compute")
-
-
 def budget_keys(at):
     """The keys of the methods ``methods`` has runs of budget ``at`` for."""
     return lambda methods: [k for k in equal_keys(methods) if at in methods[k]]
-
-
-equal_compute_keys = budget_keys("equal_compute")
 
 
 def budget_figures():
@@ -348,7 +338,7 @@ def solved(s):
     return f"{sum(v >= SOLVED for v in s['values'])} of {s['n']}"
 
 
-def equal_compute_tables(result, columns):
+def budget_tables(result, columns):
     """The table of each budget and LN position: each method's updates S_k and its final held-out
     metrics, ``columns`` as (header, metric, digits) (exact match adds its solved count), under
     the comparison's declared name; one sentence for a budget the result has no runs of (the
@@ -420,7 +410,7 @@ def method_claims(experiment, result, seeds, metric, what, digits=3, paper=True,
                 for k in efficiency_keys(methods) if k not in ("vanilla", "universal")]
         kind = "{}, each on its own schedule"
         out += [claim(k, "vanilla", kind.format(BUDGETS["equal_compute"][0]), False, "equal_compute")
-                for k in equal_compute_keys(methods) if k != "vanilla"]
+                for k in budget_keys("equal_compute")(methods) if k != "vanilla"]
         timed = budget_keys("equal_time")(methods)
         if "universal" in timed:
             out += [claim(k, "universal", kind.format(BUDGETS["equal_time"][0]), primary_equal_time, "equal_time")
@@ -449,7 +439,8 @@ def paper_row(m):
 
 def book_table(experiment, result, settings, metric="loss", paper=True):
     """One row per method and LN position: the paper's row, parameters, speed, the held-out metric,
-    for the seq2seq task the seeds that solved it, and the same method trained at equal compute."""
+    for the seq2seq task the seeds that solved it, and the same method trained at equal
+    multiply-accumulates and at equal measured time."""
     rows = []
     for norm, methods in (result.get("settings") or {}).items():
         for key, m in (methods.items() if isinstance(methods, dict) else ()):
