@@ -2,6 +2,7 @@
 their no-model baselines against hand-worked numbers and independent computations, the counted
 equal-compute budget against a hand count, the claims a result makes, and every report, claim and
 baseline of the committed full results."""
+import contextlib
 import dataclasses
 import json
 import math
@@ -127,30 +128,104 @@ def test_equal_compute_steps_by_hand():
     assert steps["universal"] == round(100 * 1744 / universal)
 
 
+def test_equal_time_steps_by_hand():
+    """S = 2,000; Vanilla 20 ms a step, Universal 25 ms, Cycle 50 ms: Universal gets
+    2,000 · 20 / 25 = 1,600 updates, Cycle 2,000 · 20 / 50 = 800, Vanilla its 2,000; 30 ms
+    rounds 1,333.3 down."""
+    times = {"vanilla": 0.020, "universal": 0.025, "cycle-n4": 0.050, "sequence-n4": 0.030}
+    assert takase_arms.equal_time_steps(2000, times) == {"vanilla": 2000, "universal": 1600, "cycle-n4": 800,
+                                                         "sequence-n4": 1333}
+
+
+def test_step_times_are_measured_once_and_kept(tmp_path, monkeypatch):
+    """The first call times (in the worker pool, replaced here by one that runs in this process)
+    and writes them to out; a second call with the same arguments reads them back untimed; other
+    configurations are timed again; without out nothing is kept."""
+    calls = []
+
+    class Pool:
+        def map(self, function, tasks):
+            return [function(task) for task in tasks]
+    monkeypatch.setattr(takase_arms.runs, "worker_pool", lambda n: contextlib.nullcontext(Pool()))
+    monkeypatch.setattr(takase_arms, "step_times", lambda task, configs, *args: calls.append(configs) or
+                        {k: 0.01 * (i + 1) for i, k in enumerate(configs)})
+    configs = {"vanilla": {"hidden_size": 8}, "universal": {"hidden_size": 12}}
+    first = takase_arms.kept_step_times(str(tmp_path), "x", "lm", configs, 4, 3)
+    assert first == {"vanilla": 0.01, "universal": 0.02} and len(calls) == 1
+    assert json.loads((tmp_path / "x_step_times.json").read_text())["seconds"] == first
+    assert takase_arms.kept_step_times(str(tmp_path), "x", "lm", configs, 4, 3) == first and len(calls) == 1
+    takase_arms.kept_step_times(str(tmp_path), "x", "lm", {"vanilla": {"hidden_size": 16}}, 4, 3)
+    assert len(calls) == 2
+    takase_arms.kept_step_times(None, "x", "lm", configs, 4, 3)
+    assert len(calls) == 3
+
+
+def _same_but_steps(a, b):
+    return {**a, "steps": 0, "eval_every": 0} == {**b, "steps": 0, "eval_every": 0}
+
+
 @pytest.mark.parametrize("settings", [QUICK, FULL])
-def test_equal_compute_runs_are_requested_on_their_own_schedules(settings):
+def test_budgeted_runs_are_requested_on_their_own_schedules(settings):
+    """Every equal-parameter method other than Vanilla gets runs of its own at equal
+    multiply-accumulates and, given the measured times, at equal measured time: the same request
+    as its S-update run but for the updates (and its evaluations, spread over them)."""
     plans = exp_takase.plan(settings)
     lrs = {norm: {key: {"lr": 0.001 * (1 + i)} for i, key in enumerate(vs)} for norm, (vs, _) in plans.items()}
-    takase, lm = exp_takase.comparison_requests(settings, lrs), exp_lm.requests(settings)
-    for norm, (vs, budget) in plans.items():
+    # made-up step times: Vanilla 10 ms, the others 13, 17, 19, 23 ms
+    times = {norm: dict(zip(takase_arms.equal_keys(vs), (0.010, 0.013, 0.017, 0.019, 0.023)))
+             for norm, (vs, _) in plans.items()}
+    takase = exp_takase.comparison_requests(settings, lrs, times)
+    extra = 0
+    for norm, (vs, budgets) in plans.items():
         assert all(takase[exp_takase.run_name(norm, k, vs[k], s)]["lr"] == lrs[norm][k]["lr"]
                    for k in vs for s in settings.seeds)
-        assert set(budget) == {"vanilla", "universal"} | {k for k in vs if vs[k]["N"] == 2 * vs["vanilla"]["N"]}
-        for key, steps in budget.items():
-            for seed in settings.seeds:
-                plain = takase[exp_takase.run_name(norm, key, vs[key], seed)]
-                assert plain["steps"] == settings.takase_steps       # the runs cached before are unchanged
+        assert set(budgets) == {"equal_compute"}
+        timed = {k: round(settings.takase_steps * 0.010 / t) for k, t in times[norm].items()}
+        own = set()
+        for budget in (budgets["equal_compute"], timed):
+            assert set(budget) == {"vanilla", "universal"} | {k for k in vs if vs[k]["N"] == 2 * vs["vanilla"]["N"]}
+            assert budget["vanilla"] == settings.takase_steps
+            for key, steps in budget.items():
                 if key == "vanilla":
-                    assert steps == settings.takase_steps
                     continue
-                own = takase[exp_takase.run_name(norm, key, vs[key], seed, steps)]
-                assert own["steps"] == steps < settings.takase_steps
-                assert own["eval_every"] == max(steps // settings.takase_evals, 1)
-                assert {**own, "steps": 0, "eval_every": 0} == {**plain, "steps": 0, "eval_every": 0}
+                own.add((key, steps))
+                for seed in settings.seeds:
+                    plain = takase[exp_takase.run_name(norm, key, vs[key], seed)]
+                    assert plain["steps"] == settings.takase_steps       # the runs cached before are unchanged
+                    run = takase[exp_takase.run_name(norm, key, vs[key], seed, steps)]
+                    assert run["steps"] == steps < settings.takase_steps
+                    assert run["eval_every"] == max(steps // settings.takase_evals, 1)
+                    assert _same_but_steps(run, plain)
+        extra += len(own)
+        assert len(own) > 4           # the two budgets differ for some method here
     n = len(settings.seeds)
-    assert len(takase) == n * len(settings.takase_norms) * (8 + 4)
-    assert len(lm) == n * (5 + (4 if settings.lm_equal_compute else 0))
-    assert all(name.endswith(f"-s{r['seed']}") for name, r in {**takase, **lm}.items())
+    assert len(takase) == n * (sum(len(vs) for vs, _ in plans.values()) + extra)
+    assert all(name.endswith(f"-s{r['seed']}") for name, r in takase.items())
+
+
+@pytest.mark.parametrize("settings", [QUICK, FULL])
+def test_the_lm_asks_for_its_equal_time_runs_once_it_can_time_them(settings, monkeypatch):
+    """Without a folder to keep its times in, the S-update runs and the equal multiply-accumulate
+    ones; with one, the equal-time ones too, from the times measured (made up here)."""
+    settings = dataclasses.replace(settings, lm_equal_compute=True)
+    vs, budgets = exp_lm._plan(settings)
+    first = exp_lm.requests(settings)
+    n = len(settings.seeds)
+    assert len(first) == n * (5 + 4)
+    times = dict(zip(vs, (0.010, 0.013, 0.017, 0.019, 0.023)))
+    monkeypatch.setattr(exp_lm, "timing", lambda out, settings: times)
+    second = exp_lm.requests(settings, "out")
+    for key, t in times.items():
+        if key == "vanilla":
+            continue
+        steps = round(settings.lm_steps * 0.010 / t)
+        for seed in settings.seeds:
+            run = second[exp_lm._name(settings, key, vs[key], seed, steps)]
+            assert run["steps"] == steps and _same_but_steps(run, first[exp_lm._name(settings, key, vs[key], seed)])
+    assert set(first) < set(second)
+    # settings that leave the budgeted runs out ask for the S-update runs alone, timed or not
+    assert exp_lm.requests(dataclasses.replace(settings, lm_equal_compute=False), "out").keys() == \
+        {name for name in first if "steps-" not in name}
 
 
 # --- claims of a result ---------------------------------------------------------------------------
@@ -160,7 +235,7 @@ def _histories(steps):
             for seed in range(3)]
 
 
-def _method(key, M, N, exact, losses=(0.1, 0.2, 0.3), compute=None):
+def _method(key, M, N, exact, losses=(0.1, 0.2, 0.3), compute=None, timed=None):
     name = {"vanilla": "Vanilla", "universal": "Universal"}.get(key) or \
         next(n for n, s in takase_arms.STRATEGIES if key.rsplit("-n", 1)[0] == s)
     r = {"method": name, "label": f"{name} (M={M}, N={N}, H=8)", "M": M, "N": N, "H": 8, "params": 100,
@@ -169,16 +244,23 @@ def _method(key, M, N, exact, losses=(0.1, 0.2, 0.3), compute=None):
     if compute is not None:
         r["equal_compute"] = {"steps": compute, "loss": stats.spread(losses), "exact_match": stats.spread(exact),
                               "histories": _histories(compute)}
+    if timed is not None:
+        r["equal_time"] = {"steps": timed, "loss": stats.spread([x + 0.5 for x in losses]),
+                           "exact_match": stats.spread(exact), "histories": _histories(timed)}
+        r["step_time"] = 0.010 * 10 / timed
     return r
 
 
 def _result(equal_compute=False):
     base = [1.0, 1.1, 1.2]
-    methods = {"vanilla": _method("vanilla", 2, 2, base, compute=10 if equal_compute else None),
-               "universal": _method("universal", 1, 2, [0.90, 1.15, 1.00], compute=4 if equal_compute else None)}
+    methods = {"vanilla": _method("vanilla", 2, 2, base, compute=10 if equal_compute else None,
+                                  timed=10 if equal_compute else None),
+               "universal": _method("universal", 1, 2, [0.90, 1.15, 1.00], compute=4 if equal_compute else None,
+                                    timed=8 if equal_compute else None)}
     for key, exact in (("sequence-n4", [0.70, 0.81, 0.89]), ("cycle-n4", [0.8, 1.3, 1.0]),
                        ("cycle-rev-n4", [1.0, 0.95, 0.5])):
-        methods[key] = _method(key, 2, 4, exact, compute=5 if equal_compute else None)
+        methods[key] = _method(key, 2, 4, exact, compute=5 if equal_compute else None,
+                               timed=6 if equal_compute else None)
     for key in ("sequence-n6", "cycle-n6", "cycle-rev-n6"):
         methods[key] = _method(key, 2, 6, [0.95, 1.1, 1.0])
     return {"task": "reverse", "steps": 10, "seeds": [0, 1, 2], "n": 2, "settings": {"post": methods}}
@@ -237,24 +319,43 @@ def test_observations_compare_nothing_and_count_the_solved_seeds():
     assert takase_arms.solved(stats.spread([0.9, 0.89, 1.0])) == "2 of 3"
 
 
-def test_equal_compute_is_reported_claimed_and_drawn(tmp_path):
-    pytest.importorskip("matplotlib")
+def test_budgeted_runs_are_reported_and_claimed():
     result = _result(equal_compute=True)
     text = exp_takase.report(result, [])
-    assert "**Post-LN, equal compute**" in text and "| Universal | 1 | 2 | 8 | Post-LN | 4 |" in text
-    assert "loss at Vanilla's time" not in text.lower()
-    ids = [c["id"] for c in exp_takase.claims(result, [0, 1, 2]) if c["id"].endswith(".equal_compute")
-           and c["metric"] == "exact_match"]
-    assert ids == ["takase.postln.universal_vs_vanilla.equal_compute",
-                   "takase.postln.sequence-n4_vs_vanilla.equal_compute",
-                   "takase.postln.cycle-n4_vs_vanilla.equal_compute",
-                   "takase.postln.cycle-rev-n4_vs_vanilla.equal_compute"]
+    assert "**Post-LN, equal multiply-accumulates**" in text and "| Universal | 1 | 2 | 8 | Post-LN | 4 |" in text
+    assert "**Post-LN, equal measured time**" in text and "| Universal | 1 | 2 | 8 | Post-LN | 8 |" in text
+    assert "S_k = 10 · t_Vanilla / t_k" in text and "S_k = 10 · C_Vanilla / C_k" in text
+    # Universal trained 8 updates at Vanilla's time: its step took 10/8 of Vanilla's 10 ms
+    assert "Vanilla 10.0 ms a step" in " ".join(exp_takase.observations(result))
+    assert "Universal (M=1, N=2, H=8) 8 (12.5 ms)" in " ".join(exp_takase.observations(result))
+    found = exp_takase.claims(result, [0, 1, 2])
+    exact = [c["id"] for c in found if c["metric"] == "exact_match"]
+    assert [i for i in exact if i.endswith(".equal_compute")] == [
+        "takase.postln.universal_vs_vanilla.equal_compute", "takase.postln.sequence-n4_vs_vanilla.equal_compute",
+        "takase.postln.cycle-n4_vs_vanilla.equal_compute", "takase.postln.cycle-rev-n4_vs_vanilla.equal_compute"]
+    # at equal measured time: the strategies against Universal (primary on the loss), all against Vanilla
+    timed = [f"takase.postln.{k}_vs_universal.equal_time" for k in ("sequence-n4", "cycle-n4", "cycle-rev-n4")]
+    assert [i for i in exact if i.endswith(".equal_time")] == timed + [
+        f"takase.postln.{k}_vs_vanilla.equal_time" for k in ("universal", "sequence-n4", "cycle-n4", "cycle-rev-n4")]
+    primary = [c for c in found if c["primary"]]
+    assert [c["id"] for c in primary if "equal_time" in c["id"]] == [i + ".loss" for i in timed]
+    by_id = {c["id"]: c for c in found}
+    assert by_id["takase.postln.cycle-n4_vs_universal.equal_time.loss"]["arm_b"] == \
+        "Universal (M=1, N=2, H=8), Post-LN, at equal measured time"
+    assert "equal measured time" in by_id["takase.postln.cycle-n4_vs_universal.equal_time.loss"]["what"]
+    assert claims.problems({"claims": claims.finish(found)}) == []
+
+
+def test_budgeted_runs_are_drawn(tmp_path):
+    pytest.importorskip("matplotlib")
+    result = _result(equal_compute=True)
     figs = exp_takase.figures(result, str(tmp_path))
-    assert any(takase_arms.EQUAL_COMPUTE_CAPTION in caption for caption, _ in figs)
-    assert (tmp_path / "takase_equal_compute_postln.png").exists()
-    # the compute axis ends every curve at Vanilla's 10 updates
-    curves = takase_arms.by_compute(result["settings"]["post"], "universal")
-    assert curves[0][-1][takase_arms.COMPUTE_AXIS] == pytest.approx(10)
+    assert any(takase_arms.budget_caption("equal_compute") in caption for caption, _ in figs)
+    assert all((tmp_path / f"takase_{at}_postln.png").exists() for at in ("equal_compute", "equal_time"))
+    # each budget's axis ends every curve at Vanilla's 10 updates
+    for at in takase_arms.BUDGETS:
+        curves = takase_arms.by_budget(at)(result["settings"]["post"], "universal")
+        assert curves[0][-1][takase_arms.BUDGETS[at][2]] == pytest.approx(10)
 
 
 # --- the committed full results -------------------------------------------------------------------
@@ -299,7 +400,8 @@ def test_committed_results_report_and_claim(name):
 
 def test_each_method_gets_the_rate_of_its_lowest_tuning_loss_and_then_its_runs(monkeypatch):
     """The search's runs come first; once they are there, ``tuned_lrs`` takes each method's rate of
-    lowest held-out loss at the tuning seed, and the comparison's runs follow at those rates."""
+    lowest held-out loss at the tuning seed, and the comparison's runs follow at those rates, the
+    equal-time ones from the measured step times."""
     settings = dataclasses.replace(QUICK, takase_lrs=(1e-3, 3e-3), takase_norms=("post",))
     tuning = exp_takase.tuning_requests(settings)
     vs = exp_takase.plan(settings)["post"][0]
@@ -313,13 +415,32 @@ def test_each_method_gets_the_rate_of_its_lowest_tuning_loss_and_then_its_runs(m
     monkeypatch.setattr(exp_takase.runs, "is_cached", lambda out, name, request: name in done)
     monkeypatch.setattr(exp_takase, "cached_run", lambda out, name, progress, **request:
                         {"final": {"eval_loss": loss(request)}})
+    # made-up times: every method but Vanilla 37/11 times as slow: 30 · 11 / 37 = 8.9, 9 updates
+    times = {"post": {k: 0.011 if k == "vanilla" else 0.037 for k in vs}}
+    monkeypatch.setattr(exp_takase, "timing", lambda out, settings: times)
     assert exp_takase.requests(settings, "out") == tuning          # the search first
     done.update(tuning)
     lrs = exp_takase.tuned_lrs("out", settings)["post"]
     assert lrs["vanilla"]["lr"] == 3e-3 and lrs["vanilla"]["losses"] == {"0.001": 0.9, "0.003": 0.5}
     assert all(lrs[k]["lr"] == 1e-3 for k in vs if k != "vanilla")
+    assert all(lrs[k]["edge"] for k in vs)                          # on a grid of two every choice is an edge
     wanted = exp_takase.requests(settings, "out")
     comparison = {name: r for name, r in wanted.items() if name not in tuning}
-    assert comparison == exp_takase.comparison_requests(settings, {"post": lrs})
+    assert comparison == exp_takase.comparison_requests(settings, {"post": lrs}, times)
     assert {r["lr"] for name, r in comparison.items() if "-vanilla-" in name} == {3e-3}
     assert {r["lr"] for name, r in comparison.items() if "-vanilla-" not in name} == {1e-3}
+    timed = {name: r for name, r in comparison.items() if r["steps"] == 9}
+    assert settings.takase_steps == 30 and len(timed) == 4 * len(settings.seeds)
+    assert {name.split("-m")[0] for name in timed} == {"takase-postln-universal", "takase-postln-sequence",
+                                                       "takase-postln-cycle", "takase-postln-cycle-rev"}
+
+
+def test_a_rate_inside_the_grid_is_no_edge(monkeypatch):
+    """Made-up search on {1e-3, 3e-3, 1e-2}: Vanilla best at 3e-3 (inside), the others at 1e-2 (the edge)."""
+    settings = dataclasses.replace(QUICK, takase_lrs=(1e-2, 1e-3, 3e-3), takase_norms=("post",))
+    monkeypatch.setattr(exp_takase, "cached_run", lambda out, name, progress, **request: {"final": {"eval_loss": (
+        {3e-3: 0.1, 1e-3: 0.5, 1e-2: 0.9} if request["overrides"]["sharing"] == "not-shared"
+        else {3e-3: 0.5, 1e-3: 0.9, 1e-2: 0.1})[request["lr"]]}})
+    lrs = exp_takase.tuned_lrs("out", settings)["post"]
+    assert lrs["vanilla"] == {"lr": 3e-3, "edge": False, "losses": {"0.01": 0.9, "0.001": 0.5, "0.003": 0.1}}
+    assert all(r["lr"] == 1e-2 and r["edge"] for k, r in lrs.items() if k != "vanilla")

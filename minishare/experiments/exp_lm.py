@@ -3,10 +3,12 @@ translation), with the decoder-only model (``models.DecoderLM``) on the corpus o
 
 At equal parameters: Vanilla (M = N = n), Universal (M = 1 at n positions, hidden size and FFN
 widened until its parameters are closest to Vanilla's, embedding included: E = H) and Sequence,
-Cycle and Cycle (rev) with M = n layers at N = 2n positions; each again at equal compute, on its
-own schedule. Held-out perplexity over seeds; speed measured back to back after training, as in
-the "takase" experiment (whose pieces this reuses). Beside the models: two count models of the
-training tokens (``minishare.analysis.count_lm``), scored on the same held-out windows.
+Cycle and Cycle (rev) with M = n layers at N = 2n positions; each again on its own schedule at equal
+multiply-accumulates (counted) and at equal measured time (timed before training), each
+comparison declared by that name (``takase_arms.BUDGETS``). Held-out perplexity over seeds; speed
+measured back to back before training, as in the "takase" experiment (whose pieces this reuses).
+Beside the models: two count models of the training tokens (``minishare.analysis.count_lm``),
+scored on the same held-out windows.
 """
 import math
 
@@ -19,57 +21,71 @@ from minishare.experiments.takase_arms import LN
 NAME = "lm"
 TITLE = "Takase & Kiyono's strategies on language modelling"
 ORDER = 100
-READS = ("lm_batch_size", "lm_corpus", "lm_equal_compute", "lm_evals", "lm_layers", "lm_lr", "lm_model",
+READS = ("lm_batch_size", "lm_corpus", "lm_equal_compute", "lm_evals", "lm_layers", "lm_lrs", "lm_model",
          "lm_norm", "lm_seq_len", "lm_steps", "timing_repeats", "vocab_size")
 
 
 def _plan(settings):
     """The methods at equal parameters (``takase_arms.variants``), with the LM's LN position, and
-    their updates at equal compute (attention counted at the window length); none where the
-    settings leave the equal-compute runs out (``lm_equal_compute``)."""
+    their updates at equal multiply-accumulates (attention counted at the window length), as
+    {"equal_compute": {key: updates}}; none where the settings leave the budgeted runs out
+    (``lm_equal_compute``). The equal-time budget is measured, not planned (``timing``)."""
     V = tokenizer_vocab_size(settings.lm_corpus, settings.vocab_size)
     vs = takase_arms.variants("lm", V, settings.lm_model, settings.lm_layers, settings.lm_norm, efficiency=False)
     if not settings.lm_equal_compute:
         return vs, {}
-    return vs, takase_arms.equal_compute_steps("lm", V, vs, settings.lm_steps, settings.lm_seq_len)
+    return vs, {"equal_compute": takase_arms.equal_compute_steps("lm", V, vs, settings.lm_steps, settings.lm_seq_len)}
 
 
 def _request(settings, variant, seed, steps=None):
     steps = steps or settings.lm_steps
     return dict(task="lm", overrides=variant["overrides"], corpus=settings.lm_corpus, vocab_size=settings.vocab_size,
                 seq_len=settings.lm_seq_len, steps=steps, batch_size=settings.lm_batch_size,
-                lr=settings.lm_lr, eval_every=max(steps // settings.lm_evals, 1), seed=seed)
+                lr=settings.lm_lrs[variant["method"]], eval_every=max(steps // settings.lm_evals, 1), seed=seed)
 
 
 def _name(settings, key, v, seed, steps=None):
-    """A run's name; ``steps``: the updates of an equal-compute run (the others make S)."""
+    """A run's name; ``steps``: the updates of a run at equal multiply-accumulates or at equal
+    measured time (the others make S)."""
     budget = "" if steps is None else f"-{steps}steps"
     return f"lm-{settings.lm_norm}ln-{takase_arms.slug(key, v['M'], v['N'])}{budget}-s{seed}"
 
 
+def _names(settings):
+    return (lambda key, v, seed, steps=None: _name(settings, key, v, seed, steps),
+            lambda key, v, seed, steps=None: _request(settings, v, seed, steps))
+
+
 def requests(settings, out=None):
-    """One training run per (method, seed), and one per (method other than Vanilla, seed) for its
-    equal-compute budget."""
-    vs, budget = _plan(settings)
-    return takase_arms.method_requests(vs, budget, settings.lm_steps, settings.seeds,
-                                      lambda key, v, seed, steps=None: _name(settings, key, v, seed, steps),
-                                      lambda key, v, seed, steps=None: _request(settings, v, seed, steps))
+    """One training run per (method, seed), and one per (method other than Vanilla, seed) at equal
+    multiply-accumulates and at equal measured time (timed once and kept in ``out``; none
+    without it)."""
+    vs, budgets = _plan(settings)
+    if budgets and out is not None:
+        budgets = {**budgets, "equal_time": takase_arms.equal_time_steps(settings.lm_steps, timing(out, settings))}
+    return takase_arms.method_requests(vs, budgets, settings.lm_steps, settings.seeds, *_names(settings))
+
+
+def timing(out, settings):
+    """{method: measured seconds of one training step} (``takase_arms.kept_step_times``)."""
+    vs, _ = _plan(settings)
+    return takase_arms.kept_step_times(out, "lm", "lm", {k: v["overrides"] for k, v in vs.items()},
+                                       settings.lm_batch_size, settings.timing_repeats, seq_len=settings.lm_seq_len,
+                                       vocab_size=settings.vocab_size)
 
 
 def run(out, settings, progress=True):
-    vs, budget = _plan(settings)
-    timing = takase_arms.step_times("lm", {k: v["overrides"] for k, v in vs.items()}, settings.lm_batch_size,
-                                   settings.timing_repeats, seq_len=settings.lm_seq_len,
-                                   vocab_size=settings.vocab_size)
-    methods = takase_arms.summarize(out, lambda key, v, seed, steps=None: _name(settings, key, v, seed, steps), vs,
-                                   settings.seeds, lambda key, v, seed, steps=None: _request(settings, v, seed, steps),
-                                   timing, progress, metrics=("loss", "perplexity"), budget=budget)
+    vs, budgets = _plan(settings)
+    times = timing(out, settings)
+    if budgets:
+        budgets = {**budgets, "equal_time": takase_arms.equal_time_steps(settings.lm_steps, times)}
+    name_of, request_of = _names(settings)
+    methods = takase_arms.summarize(out, name_of, vs, settings.seeds, request_of, times, progress,
+                                   metrics=("loss", "perplexity"), budgets=budgets)
     return {"corpus": settings.lm_corpus, "vocab_size": tokenizer_vocab_size(settings.lm_corpus, settings.vocab_size), "seq_len": settings.lm_seq_len,
             "batch_size": settings.lm_batch_size, "steps": settings.lm_steps, "seeds": list(settings.seeds),
-            "n": settings.lm_layers, "settings": {settings.lm_norm: methods}}
-
-
-
+            "n": settings.lm_layers, "lrs": {v["method"]: settings.lm_lrs[v["method"]] for v in vs.values()},
+            "settings": {settings.lm_norm: methods}}
 
 
 def baselines(result, settings):
@@ -82,8 +98,7 @@ def baselines(result, settings):
 def figures(result, folder):
     return takase_arms.convergence_figures(result, folder, "lm", {
         "equal_params": ("equal parameters", takase_arms.equal_keys, "step", takase_arms.by_step),
-        "equal_compute": (takase_arms.EQUAL_COMPUTE_CAPTION, takase_arms.equal_compute_keys, takase_arms.COMPUTE_AXIS,
-                          takase_arms.by_compute),
+        **takase_arms.budget_figures(),
     }, f"Language modelling (decoder-only, V={result['vocab_size']:,})", perplexity=True)
 
 
@@ -99,6 +114,10 @@ def report(result, figs):
              f"of each run, no unit (the figure's right-hand axis reads its curves so). No model: count models "
              f"of the training tokens on the same windows. Values: mean ± std (min–max) over seeds.",
              ""]
+    if "lrs" in result:
+        lines += ["Learning rates, each method's own (`lm_lrs`; the full tier's were chosen by held-out loss on "
+                  "tuning seed 100, which no comparison uses: the settings' comment and plan.json give the search): "
+                  + ", ".join(f"{method} {lr:g}" for method, lr in result["lrs"].items()) + ".", ""]
     for norm, methods in result["settings"].items():
         lines += ["| method | M | N | H | LN | parameters | speed | held-out loss (nats) | "
                   "held-out perplexity (e^loss) |",
@@ -110,17 +129,21 @@ def report(result, figs):
         for name, ppl in counts:
             lines.append(f"| no model: {name} | – | – | – | – | – | – | {math.log(ppl):.3f} | {ppl:.1f} |")
         lines.append("")
-    lines += takase_arms.equal_compute_tables(result, [("held-out loss", "loss", 3),
+    lines += takase_arms.budget_tables(result, [("held-out loss", "loss", 3),
                                                       ("held-out perplexity", "perplexity", 1)])
+    for norm, methods in result["settings"].items():
+        lines += takase_arms.budget_notes(result, norm, methods)
     return "\n".join(lines)
 
 
 def claims(result, seeds):
     """On held-out perplexity, per LN position: each strategy against Vanilla (primary), Universal
-    against Vanilla, each strategy against Universal and, where the result has them, the
-    equal-compute runs against Vanilla's. No paper numbers: the paper's language-modelling runs
-    (WikiText-103) are not transcribed in the book's sources."""
-    out = takase_arms.method_claims("lm", result, seeds, "perplexity", "Held-out perplexity", digits=1, paper=False)
+    against Vanilla, each strategy against Universal and, where the result has them, the runs at
+    equal multiply-accumulates and at equal measured time (``takase_arms.method_claims``), all
+    secondary but the first: the plan was written for equal parameters. No paper numbers: the
+    paper's language-modelling runs (WikiText-103) are not transcribed in the book's sources."""
+    out = takase_arms.method_claims("lm", result, seeds, "perplexity", "Held-out perplexity", digits=1, paper=False,
+                                    primary_equal_time=False)
     for norm, methods in result["settings"].items():
         strategies = [k for k in methods if k not in ("vanilla", "universal")]
         out += [ledger.compare(f"lm.{norm}ln.{k}_vs_universal", "lm",

@@ -5,15 +5,20 @@ sequence-to-sequence task, over several seeds, with Post-LN (their main setting)
   positions, one layer made *wider*, hidden size and FFN together, until its parameters match
   Vanilla's, as their 63M Universal against 61M Vanilla), and Sequence, Cycle and Cycle (rev) with
   M = n distinct layers at N = 2n positions: the same parameters, twice the depth.
-* Efficiency (their Table 1, lower half): the strategies at M = n, N = 3n against
-  Universal, which the paper finds about as fast (speed 0.47 against 0.48 for M = 6, N = 18), at
-  an equal number of updates.
-* Equal compute: the methods of the equal-parameter comparison trained again, each on its own full
-  schedule (warm-up and decay over its own steps), for as many updates as cost what Vanilla's S
-  updates cost: S_k = S · C_Vanilla / C_k, with C the multiply-accumulates of a step's matrix
-  products (``macs_per_token``). Counted, not timed: the budget names the runs ``requests`` asks
-  for before anything trains, and a timing changes with the machine. (Reading a deeper method's
-  S-step curve at Vanilla's time instead would read it before its learning rate decayed.)
+* Equal multiply-accumulates: the methods of the equal-parameter comparison trained again, each on
+  its own full schedule (warm-up and decay over its own steps), for as many updates as cost what
+  Vanilla's S updates cost: S_k = S · C_Vanilla / C_k, with C the multiply-accumulates of a
+  step's matrix products (``macs_per_token``), counted before anything trains. (Reading a deeper
+  method's S-step curve at Vanilla's cost instead would read it before its learning rate decayed.)
+* Equal measured time: the same, for S_k = S · t_Vanilla / t_k, with t the measured seconds of a
+  training step, timed back to back before training (``takase_arms.kept_step_times``): the times
+  of the speed column. Each strategy against Universal at equal
+  measured time is the paper's efficiency question (their Table 1, lower half: the strategies at
+  M = 6, N = 18 were about as fast as Universal, speed 0.47 against 0.48, at equal updates); here
+  the strategies at N = 3n are far slower than Universal (0.40 against 0.84 of Vanilla's speed,
+  measured), so equal updates would not be equal time, and the question is asked of the runs that
+  had the same time. The strategies at N = 3n at equal updates (``takase_efficiency``) are in
+  LONG.
 
 Each comparison of two methods is a claim (``claims``: paired over seeds, Holm's correction over
 the primary ones). A run on "reverse" either stays on a plateau or leaves it, so the report also
@@ -29,43 +34,36 @@ from minishare.data import seq2seq
 from minishare.experiments import claims as ledger, runs, stats
 from minishare.experiments.runs import cached_run
 from minishare.experiments.takase_arms import (
-    COMPUTE_AXIS, EQUAL_COMPUTE_CAPTION, LN, SOLVED, book_table, by_compute, by_step, convergence_figures,
-    efficiency_keys, equal_compute_keys, equal_compute_steps, equal_compute_tables, equal_keys, method_claims,
-    method_requests, slug, solved, step_times, summarize, variants)
+    LN, SOLVED, book_table, budget_figures, budget_keys, by_step, convergence_figures, efficiency_keys,
+    equal_compute_steps, budget_tables, equal_keys, equal_time_steps, method_claims, method_requests,
+    budget_notes, kept_step_times, slug, solved, summarize, variants)
 from minishare.run.build import make_task
 
 NAME = "takase"
 TITLE = "Takase & Kiyono: Sequence, Cycle, Cycle (rev)"
 ORDER = 90
-READS = ("takase_batch_size", "takase_evals", "takase_layers", "takase_lrs", "takase_model", "takase_norms",
-         "takase_steps", "takase_task", "timing_repeats")
+READS = ("takase_batch_size", "takase_efficiency", "takase_evals", "takase_layers", "takase_lrs", "takase_model",
+         "takase_norms", "takase_steps", "takase_task", "timing_repeats")
 
 # The seed of the learning-rate search (``tuning_requests``): none of the comparisons' seeds
 TUNING_SEED = 100
-
-
-# --- the widened Universal model -------------------------------------------------------------------
-
-
-# --- the configurations ------------------------------------------------------------------------------
-
-
-# --- equal compute, counted --------------------------------------------------------------------------
 
 
 # --- the runs ------------------------------------------------------------------------------------------
 
 
 def plan(settings):
-    """{LN position: (variants, equal-compute updates)} as this experiment trains them, the
-    efficiency runs (N = 3n) included. The length the budget counts attention at is the mean
-    target length (with its end token) of seed 0's held-out examples."""
+    """{LN position: (variants, {"equal_compute": updates})} as this experiment trains them, the
+    efficiency runs (N = 3n) included where ``takase_efficiency`` asks for them. The length the
+    budget counts attention at is the mean target length (with its end token) of seed 0's
+    held-out examples. The equal-time budget is measured, not planned (``equal_time``)."""
     t, V = make_task(settings.takase_task, 0, 1, 1)
     T = sum(len(target) + 1 for _, target in t.eval_pairs) / len(t.eval_pairs)
     out = {}
     for norm in settings.takase_norms:
-        vs = variants(settings.takase_task, V, settings.takase_model, settings.takase_layers, norm, efficiency=True)
-        out[norm] = vs, equal_compute_steps(settings.takase_task, V, vs, settings.takase_steps, T)
+        vs = variants(settings.takase_task, V, settings.takase_model, settings.takase_layers, norm,
+                      efficiency=settings.takase_efficiency)
+        out[norm] = vs, {"equal_compute": equal_compute_steps(settings.takase_task, V, vs, settings.takase_steps, T)}
     return out
 
 
@@ -91,14 +89,17 @@ def tuning_requests(settings):
 def tuned_lrs(out, settings):
     """{LN position: {method: {"lr": the chosen rate, "losses": {rate: final held-out loss}}}}, from
     the tuning runs in ``out`` (trained here when missing): each method gets the rate of its lowest
-    held-out loss at ``TUNING_SEED``, so no seed of the comparison chose it."""
-    chosen = {}
+    held-out loss at ``TUNING_SEED``, so no seed of the comparison chose it. "edge" is true where
+    that rate is the grid's smallest or largest: the best rate may lie beyond it, and the report
+    says so (a grid of one rate chooses nothing and is no edge)."""
+    chosen, grid = {}, sorted(settings.takase_lrs)
     for norm, (vs, _) in plan(settings).items():
         for key, v in vs.items():
             losses = {lr: cached_run(out, tuning_name(norm, key, v, lr), False,
                                      **_request(settings, v, TUNING_SEED, lr))["final"]["eval_loss"]
                       for lr in settings.takase_lrs}
-            chosen.setdefault(norm, {})[key] = {"lr": min(losses, key=losses.get),
+            lr = min(losses, key=losses.get)
+            chosen.setdefault(norm, {})[key] = {"lr": lr, "edge": len(grid) > 1 and lr in (grid[0], grid[-1]),
                                                  "losses": {f"{lr:g}": x for lr, x in losses.items()}}
     return chosen
 
@@ -109,50 +110,65 @@ def tuning_done(out, settings):
 
 
 def run_name(norm, key, v, seed, steps=None):
-    """A run's name; ``steps``: the updates of an equal-compute run (the others make S)."""
+    """A run's name; ``steps``: the updates of a run at equal multiply-accumulates or at equal
+    measured time (the others make S)."""
     return f"takase-{norm}ln-{slug(key, v['M'], v['N'])}{'' if steps is None else f'-{steps}steps'}-s{seed}"
 
 
 def requests(settings, out=None):
     """Every training run, in two stages. First the tuning runs (``tuning_requests``); once they
-    are in ``out``, also the comparison's: one per (LN position, method, seed), and one per (LN
-    position, equal-parameter method other than Vanilla, seed) for its equal-compute budget, each
-    at its method's tuned learning rate."""
+    are in ``out``, the comparison's at each method's tuned learning rate: one per (LN position,
+    method, seed) of S updates, and one per (LN position, equal-parameter method other than
+    Vanilla, seed) at equal multiply-accumulates and at equal measured time (``timing``)."""
     wanted = tuning_requests(settings)
     if tuning_done(out, settings):
-        wanted.update(comparison_requests(settings, tuned_lrs(out, settings)))
+        wanted.update(comparison_requests(settings, tuned_lrs(out, settings), timing(out, settings)))
     return wanted
 
 
-def comparison_requests(settings, lrs):
-    """The comparison's runs, each method at its learning rate ``lrs[norm][key]["lr"]``."""
+def _names(settings, norm, lrs):
+    """(name_of, request_of) of the runs of LN position ``norm`` at the tuned rates ``lrs``."""
+    return (lambda key, v, seed, steps=None: run_name(norm, key, v, seed, steps),
+            lambda key, v, seed, steps=None: _request(settings, v, seed, lrs[norm][key]["lr"], steps))
+
+
+def timing(out, settings):
+    """{LN position: {method: measured seconds of one training step}}, timed once and kept in
+    ``out`` (``takase_arms.kept_step_times``)."""
+    return {norm: kept_step_times(out, f"takase-{norm}ln", settings.takase_task,
+                                  {k: v["overrides"] for k, v in vs.items()}, settings.takase_batch_size,
+                                  settings.timing_repeats)
+            for norm, (vs, _) in plan(settings).items()}
+
+
+def budgets_of(settings, vs, budgets, times):
+    """The budgets of ``plan`` with the equal-time one of the equal-parameter methods added."""
+    return {**budgets, "equal_time": equal_time_steps(settings.takase_steps, {k: times[k] for k in equal_keys(vs)})}
+
+
+def comparison_requests(settings, lrs, times):
+    """The comparison's runs, each method at its learning rate ``lrs[norm][key]["lr"]``, the
+    equal-time ones from ``times`` ({LN position: {key: measured seconds a step}})."""
     wanted = {}
-    for norm, (vs, budget) in plan(settings).items():
-        wanted.update(method_requests(
-            vs, budget, settings.takase_steps, settings.seeds,
-            lambda key, v, seed, steps=None, norm=norm: run_name(norm, key, v, seed, steps),
-            lambda key, v, seed, steps=None, norm=norm: _request(settings, v, seed, lrs[norm][key]["lr"], steps)))
+    for norm, (vs, budgets) in plan(settings).items():
+        wanted.update(method_requests(vs, budgets_of(settings, vs, budgets, times[norm]), settings.takase_steps,
+                                      settings.seeds, *_names(settings, norm, lrs)))
     return wanted
-
-
-# --- speed, measured back to back ---------------------------------------------------------------------
 
 
 # --- the experiment ----------------------------------------------------------------------------------
 
 
 def run(out, settings, progress=True):
-    lrs = tuned_lrs(out, settings)
+    lrs, times = tuned_lrs(out, settings), timing(out, settings)
     result = {"task": settings.takase_task, "steps": settings.takase_steps, "seeds": list(settings.seeds),
               "n": settings.takase_layers, "lrs": list(settings.takase_lrs), "tuning_seed": TUNING_SEED,
               "settings": {}}
-    for norm, (vs, budget) in plan(settings).items():
-        timing = step_times(settings.takase_task, {k: v["overrides"] for k, v in vs.items()},
-                            settings.takase_batch_size, settings.timing_repeats)
-        result["settings"][norm] = summarize(
-            out, lambda key, v, seed, steps=None: run_name(norm, key, v, seed, steps), vs, settings.seeds,
-            lambda key, v, seed, steps=None: _request(settings, v, seed, lrs[norm][key]["lr"], steps),
-            timing, progress, metrics=("loss", "exact_match"), budget=budget)
+    for norm, (vs, budgets) in plan(settings).items():
+        name_of, request_of = _names(settings, norm, lrs)
+        result["settings"][norm] = summarize(out, name_of, vs, settings.seeds, request_of, times[norm], progress,
+                                             metrics=("loss", "exact_match"),
+                                             budgets=budgets_of(settings, vs, budgets, times[norm]))
         for key, tuning in lrs[norm].items():
             result["settings"][norm][key]["tuning"] = tuning
     return result
@@ -228,7 +244,7 @@ def figures(result, folder):
         "equal_params": ("equal parameters", equal_keys, "step", by_step),
         "efficiency": (f"strategies at M = {n}, N = {3 * n} against Universal (M = 1, N = {n}), equal updates",
                        efficiency_keys, "step", by_step),
-        "equal_compute": (EQUAL_COMPUTE_CAPTION, equal_compute_keys, COMPUTE_AXIS, by_compute),
+        **budget_figures(),
     }, f"Takase & Kiyono on '{task}'")
 
 
@@ -238,10 +254,12 @@ def report(result, figs):
     lines = [f"Task '{result['task']}', {S} updates, seeds {result['seeds']}. Vanilla has M = N = {n}; "
              f"Universal is one layer (M = 1) used at N = {n} positions, widened (hidden size H with the FFN "
              f"at 4 H) until its parameters are closest to Vanilla's; the strategies use M = {n} layers at "
-             f"N = {2 * n} positions (equal parameters) and N = {3 * n} "
-             f"(Takase & Kiyono's efficiency comparison). Speed: Vanilla's step time over the method's, "
-             f"measured back to back after training. Solved: the seeds whose held-out exact match is at "
-             f"least {SOLVED} (where runs either stay on a plateau or leave it, a mean hides how many "
+             f"N = {2 * n} positions (equal parameters)"
+             + (f" and N = {3 * n} (Takase & Kiyono's efficiency comparison at equal updates)"
+                if any(efficiency_keys(m) for m in result["settings"].values()) else "")
+             + f". Speed: Vanilla's step time over the method's, measured back to back in one single-threaded "
+             f"worker before training; the same times set the equal-time budgets. Solved: the seeds whose "
+             f"held-out exact match is at least {SOLVED} (where runs either stay on a plateau or leave it, a mean hides how many "
              f"did). No model: rules that need no training, on the same held-out examples (mean over "
              f"seeds). Values: mean ± std (min–max) over seeds.", ""]
     if "lrs" in result:
@@ -250,6 +268,11 @@ def report(result, figs):
                   "comparison uses: " + "; ".join(
                       f"{LN[norm]} " + ", ".join(f"{r['label']} {r['tuning']['lr']:g}" for r in methods.values())
                       for norm, methods in result["settings"].items()) + ".", ""]
+        edge = [f"{r['label']}, {LN[norm]}" for norm, methods in result["settings"].items()
+                for r in methods.values() if r["tuning"].get("edge")]
+        if edge:
+            lines += ["**Warning: the rate chosen is at the edge of the grid for " + "; ".join(edge) + ". Its best "
+                      "rate may lie beyond the grid: widen `takase_lrs` until the choice is interior.**", ""]
     for norm, methods in result["settings"].items():
         lines += [f"**{LN[norm]}**", "",
                   "| method | M | N | H | LN | parameters | speed | held-out loss | exact match | "
@@ -263,13 +286,13 @@ def report(result, figs):
             lines.append(f"| no model: {name} | – | – | – | – | – | – | {cells['loss']} | "
                          f"{cells['exact_match']} | – |")
         lines.append("")
-    lines += equal_compute_tables(result, [("held-out loss", "loss", 3), ("exact match", "exact_match", 3)])
+    lines += budget_tables(result, [("held-out loss", "loss", 3), ("exact match", "exact_match", 3)])
     return "\n".join(lines)
 
 
 def observations(result):
     """Facts of each method alone: how many seeds solved the task, the measured speeds, the
-    equal-compute budgets. Every comparison of two methods is a claim (``claims``)."""
+    budgets of the equal-cost runs. Every comparison of two methods is a claim (``claims``)."""
     notes = []
     for norm, methods in result["settings"].items():
         notes.append(f"{LN[norm]}, seeds that solved '{result['task']}' (held-out exact match ≥ {SOLVED}): "
@@ -278,12 +301,7 @@ def observations(result):
                            if r["method"] != "Vanilla")
         notes.append(f"{LN[norm]}, speed relative to Vanilla, measured back to back: {speeds} (the paper: "
                      "Universal 0.48, M=6, N=12 0.63, M=6, N=18 0.47).")
-        budget = {k: methods[k]["equal_compute"]["steps"] for k in equal_compute_keys(methods)}
-        if budget:
-            notes.append(f"{LN[norm]}, equal compute: the updates that cost what Vanilla's {result['steps']} cost "
-                         "(counted multiply-accumulates): "
-                         + ", ".join(f"{methods[k]['label']} {s}" for k, s in budget.items() if k != "vanilla")
-                         + ".")
+        notes += budget_notes(result, norm, methods)
     return notes
 
 

@@ -1,13 +1,29 @@
 """Takase & Kiyono's methods as arms of an experiment, shared by the experiments that compare them
 (``exp_takase`` on a sequence-to-sequence task, ``exp_lm`` on language modelling): the methods
-and their sizes (Universal widened to Vanilla's parameters), the updates at equal compute
-(counted multiply-accumulates), the runs of every method and seed, their summary, the
-convergence figures and tables, and the paired claims between methods."""
-from minishare import optim
+and their sizes (Universal widened to Vanilla's parameters), the updates at equal
+multiply-accumulates (counted) and at equal measured time (timed before training), the runs of every
+method and seed, their summary, the convergence figures and tables, and the paired claims
+between methods.
+
+Three comparisons, each declared by its name wherever it is reported (``BUDGETS``):
+
+* equal parameters: every method trained for the same S updates;
+* equal multiply-accumulates: each method for S_k = S · C_Vanilla / C_k updates, C counted from
+  its configuration (``macs_per_token``);
+* equal measured time: each method for S_k = S · t_Vanilla / t_k updates, t the measured seconds
+  of one of its training steps (``kept_step_times``). A count of multiply-accumulates is not a
+  time: a wide layer does its products in fewer, larger matrix products than a deep stack, so on
+  one machine Universal ran at 0.84 of Vanilla's speed where its count says 0.49.
+"""
+import json
+import os
+
+from minishare import optim, safeio
 from minishare.analysis import count_parameters, memory, training_figures
 from minishare.analysis.figure_style import save_figure
-from minishare.experiments import book_cells as cells, claims as ledger, stats
+from minishare.experiments import book_cells as cells, claims as ledger, runs, stats
 from minishare.experiments.runs import cached_run
+from minishare.files import atomic_write
 from minishare.models import DecoderLM
 from minishare.nn import init
 from minishare.run.build import build_model, make_config, make_task
@@ -120,27 +136,36 @@ def equal_compute_steps(task, vocab_size, vs, steps, seq_len):
     return {k: max(1, round(steps * cost["vanilla"] / c)) for k, c in cost.items()}
 
 
+def equal_time_steps(steps, times):
+    """{key: updates} at Vanilla's measured time: S_k = S · t_Vanilla / t_k, rounded, for every
+    method of ``times`` ({key: measured seconds of one training step}); Vanilla keeps S."""
+    return {k: max(1, round(steps * times["vanilla"] / t)) for k, t in times.items()}
+
+
 def slug(key, M, N):
     return f"{key.rsplit('-n', 1)[0]}-m{M}-n{N}"
 
 
 def extra_runs(budget, steps):
-    """The equal-compute updates that need runs of their own: {key: S_k} where S_k differs from S
-    (Vanilla's equal-compute runs are its S-update runs)."""
+    """The budgeted updates that need runs of their own: {key: S_k} where S_k differs from S
+    (a method whose budget is S reads its S-update runs). Two budgets that come to the same S_k
+    name the same run, trained once."""
     return {k: s for k, s in budget.items() if s != steps}
 
 
-def method_requests(vs, budget, steps, seeds, name_of, request_of):
+def method_requests(vs, budgets, steps, seeds, name_of, request_of):
     """{run name: request}: one run per (method, seed) of S = ``steps`` updates, and one per
-    (method, seed) whose equal-compute budget differs from S. ``name_of(key, v, seed, steps=None)``
-    and ``request_of(key, v, seed, steps=None)`` make the name and the run_training arguments."""
-    extra = extra_runs(budget, steps)
+    (budget, method, seed) whose updates in ``budgets`` ({budget name: {key: S_k}}) differ from S.
+    ``name_of(key, v, seed, steps=None)`` and ``request_of(key, v, seed, steps=None)`` make the
+    name and the run_training arguments."""
     out = {}
     for key, v in vs.items():
         for seed in seeds:
             out[name_of(key, v, seed)] = request_of(key, v, seed)
-            if key in extra:
-                out[name_of(key, v, seed, extra[key])] = request_of(key, v, seed, extra[key])
+    for budget in budgets.values():
+        for key, s in extra_runs(budget, steps).items():
+            for seed in seeds:
+                out[name_of(key, vs[key], seed, s)] = request_of(key, vs[key], seed, s)
     return out
 
 
@@ -163,6 +188,34 @@ def step_times(task, configs, batch_size, rounds, seq_len=64, vocab_size=1000):
     return {key: sorted(ts)[len(ts) // 2] for key, ts in times.items()}
 
 
+def _step_times(args):
+    """Worker: ``step_times(*args)``."""
+    return step_times(*args)
+
+
+def kept_step_times(out, name, task, configs, batch_size, rounds, seq_len=64, vocab_size=1000):
+    """``step_times`` of ``configs`` ({key: TransformerConfig overrides}), measured once in a
+    worker process with one BLAS thread (as every training run has: ``runs.Workers``) while
+    nothing of this pipeline trains, and kept in ``out/<name>_step_times.json`` with what they
+    are the times of. Every later call with the same arguments reads them back, so the
+    equal-time runs that are asked for, the ones trained and the speeds reported agree; ``out``
+    None measures and keeps nothing."""
+    args = (task, configs, batch_size, rounds, seq_len, vocab_size)
+    key = json.dumps(args, sort_keys=True, default=str)
+    path = None if out is None else os.path.join(out, f"{name}_step_times.json")
+    if path is not None and os.path.exists(path):
+        kept = safeio.load_json(path, limit=1 << 20)
+        if isinstance(kept, dict) and kept.get("of") == key:
+            return kept["seconds"]
+    with runs.worker_pool(1) as pool:
+        times = pool.map(_step_times, [args])[0]
+    if path is not None:
+        os.makedirs(out, exist_ok=True)
+        with atomic_write(path) as f:
+            json.dump({"of": key, "seconds": times}, f, indent=1)
+    return times
+
+
 def _thin(history):
     return [{k: row[k] for k in KEEP if k in row} for row in history]
 
@@ -171,12 +224,14 @@ def _finals(runs, metrics):
     return {m: stats.spread([r["final"][f"eval_{m}"] for r in runs]) for m in metrics}
 
 
-def summarize(out, name_of, vs, seeds, request_of, timing, progress, metrics, budget):
+def summarize(out, name_of, vs, seeds, request_of, timing, progress, metrics, budgets):
     """Load (or train) every run of ``vs`` and gather, per method: parameters, step time, relative
     speed, thinned histories per seed and the spread of each final held-out metric; for the
-    methods of ``budget`` ({key: equal-compute updates}) the same of their equal-compute runs
-    under "equal_compute". ``name_of(key, v, seed, steps=None)`` and ``request_of(key, v, seed,
-    steps=None)`` name and describe a run (``steps``: an equal-compute run's updates)."""
+    methods of each budget of ``budgets`` ({"equal_compute" or "equal_time": {key: updates}}) the
+    same of its budgeted runs under the budget's name. ``timing``: {key: measured seconds of a
+    training step}, the equal-time budget's t.
+    ``name_of(key, v, seed, steps=None)`` and ``request_of(key, v, seed, steps=None)`` name and
+    describe a run (``steps``: a budgeted run's updates)."""
     result = {}
     for key, v in vs.items():
         runs = [cached_run(out, name_of(key, v, seed), progress, **request_of(key, v, seed)) for seed in seeds]
@@ -186,38 +241,58 @@ def summarize(out, name_of, vs, seeds, request_of, timing, progress, metrics, bu
                        "params": count_parameters(runs[0]["model"]), "steps": steps,
                        "step_time": timing[key], "speed": timing["vanilla"] / timing[key],
                        "histories": histories, **_finals(runs, metrics)}
-        if key in budget:
+        for at, budget in budgets.items():
+            if key not in budget:
+                continue
             own = extra_runs(budget, steps).get(key)
-            if own is not None:
-                runs = [cached_run(out, name_of(key, v, seed, own), progress, **request_of(key, v, seed, own))
-                        for seed in seeds]
-            result[key]["equal_compute"] = {"steps": budget[key], "histories": [_thin(r["history"]) for r in runs],
-                                            **_finals(runs, metrics)}
+            budgeted = runs if own is None else [cached_run(out, name_of(key, v, seed, own), progress,
+                                                            **request_of(key, v, seed, own)) for seed in seeds]
+            result[key][at] = {"steps": budget[key], "histories": [_thin(r["history"]) for r in budgeted],
+                               **_finals(budgeted, metrics)}
     return result
 
 
-COMPUTE_AXIS = "compute, in Vanilla's updates"
+# The comparisons at a budget other than equal updates: {result key: (its declared name, the
+# quantity matched, the axis its curves are drawn against)}. "equal_compute" is the count of
+# multiply-accumulates (the key older results carry), "equal_time" the measured time.
+BUDGETS = {"equal_compute": ("equal multiply-accumulates", "C the multiply-accumulates of a step's matrix "
+                             "products, counted from the configuration", "multiply-accumulates, in Vanilla's updates"),
+           "equal_time": ("equal measured time", "t the measured seconds of one of its training steps (the "
+                          "speed column's, measured before training)", "measured time, in Vanilla's updates")}
 
 
-def arm_name(r, norm):
-    """A method as a claim names it: its label with the LN position."""
-    return f"{r['label']}, {LN[norm]}"
+def budget_caption(at):
+    return f"equal parameters at {BUDGETS[at][0]}, each method on its own schedule"
+
+
+def arm_name(r, norm, at=None):
+    """A method as a claim names it: its label with the LN position, and the budget it was
+    trained to (``at``: a key of ``BUDGETS``) where that is not S updates."""
+    return f"{r['label']}, {LN[norm]}" + ("" if at is None else f", at {BUDGETS[at][0]}")
 
 
 def by_step(methods, key):
     return methods[key]["histories"]
 
 
-def by_compute(methods, key):
-    """An equal-compute run's histories against compute in Vanilla's updates (step × S / S_k), so
-    every method's curve ends at S."""
-    c = methods[key]["equal_compute"]
-    scale = methods["vanilla"]["steps"] / c["steps"]
-    return [[{**row, COMPUTE_AXIS: row["step"] * scale} for row in h] for h in c["histories"]]
+def by_budget(at):
+    """The curves of a budget's runs against the budget in Vanilla's updates (step × S / S_k),
+    so every method's curve ends at S."""
+    def curves(methods, key):
+        c = methods[key][at]
+        scale = methods["vanilla"]["steps"] / c["steps"]
+        return [[{**row, BUDGETS[at][2]: row["step"] * scale} for row in h] for h in c["histories"]]
+    return curves
 
 
-def equal_compute_keys(methods):
-    return [k for k in equal_keys(methods) if "equal_compute" in methods[k]]
+def budget_keys(at):
+    """The keys of the methods ``methods`` has runs of budget ``at`` for."""
+    return lambda methods: [k for k in equal_keys(methods) if at in methods[k]]
+
+
+def budget_figures():
+    """The convergence-figure groups (``convergence_figures``) of every budget, by file suffix."""
+    return {at: (budget_caption(at), budget_keys(at), BUDGETS[at][2], by_budget(at)) for at in BUDGETS}
 
 
 def convergence_figures(result, folder, prefix, groups, title, perplexity=False):
@@ -241,7 +316,21 @@ def convergence_figures(result, folder, prefix, groups, title, perplexity=False)
     return figs
 
 
-EQUAL_COMPUTE_CAPTION = "equal parameters at equal compute, each method on its own schedule"
+def budget_notes(result, norm, methods):
+    """One sentence per budget the result has runs of: each method's updates, and for equal
+    measured time the step times they came from."""
+    notes = []
+    for at, (name, _, _) in BUDGETS.items():
+        keys = [k for k in budget_keys(at)(methods) if k != "vanilla"]
+        if not keys:
+            continue
+        timed = at == "equal_time"
+        notes.append(f"{LN[norm]}, {name}: the updates that cost what Vanilla's {result['steps']} cost"
+                     + (f" (Vanilla {methods['vanilla']['step_time'] * 1e3:.1f} ms a step)" if timed else "")
+                     + ": " + ", ".join(f"{methods[k]['label']} {methods[k][at]['steps']}"
+                                        + (f" ({methods[k]['step_time'] * 1e3:.1f} ms)" if timed else "")
+                                        for k in keys) + ".")
+    return notes
 
 
 def solved(s):
@@ -249,29 +338,31 @@ def solved(s):
     return f"{sum(v >= SOLVED for v in s['values'])} of {s['n']}"
 
 
-def equal_compute_tables(result, columns):
-    """The equal-compute table of each LN position: each method's updates S_k and its final
-    held-out metrics, ``columns`` as (header, metric, digits) (exact match adds its solved count);
-    one sentence where the result has no equal-compute runs (the settings left them out)."""
-    if not any(equal_compute_keys(methods) for methods in result["settings"].values()):
-        return ["Equal compute: not in this run (its settings leave the equal-compute runs out; the "
-                "long tier trains them)."]
-    S = result["steps"]
+def budget_tables(result, columns):
+    """The table of each budget and LN position: each method's updates S_k and its final held-out
+    metrics, ``columns`` as (header, metric, digits) (exact match adds its solved count), under
+    the comparison's declared name; one sentence for a budget the result has no runs of (the
+    settings left them out)."""
+    S, lines = result["steps"], []
     counted = any(metric == "exact_match" for _, metric, _ in columns)
     header = ["method", "M", "N", "H", "LN", "updates"] + [h for h, _, _ in columns] + \
         ([f"solved (exact match ≥ {SOLVED})"] if counted else [])
-    lines = [f"Equal compute: each equal-parameter method trained again on its own schedule, for the "
-             f"updates that cost what Vanilla's {S} cost (S_k = {S} · C_Vanilla / C_k, C the "
-             f"multiply-accumulates of a step's matrix products, counted from the configuration).", ""]
-    for norm, methods in result["settings"].items():
-        lines += [f"**{LN[norm]}, equal compute**", "", "| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
-        for k in equal_compute_keys(methods):
-            r, c = methods[k], methods[k]["equal_compute"]
-            cells = [r["method"], r["M"], r["N"], r["H"], LN[norm], c["steps"]] + \
-                [stats.fmt(c[metric], digits) for _, metric, digits in columns] + \
-                ([solved(c["exact_match"])] if counted else [])
-            lines.append("| " + " | ".join(map(str, cells)) + " |")
-        lines.append("")
+    for at, (name, matched, _) in BUDGETS.items():
+        if not any(budget_keys(at)(methods) for methods in result["settings"].values()):
+            lines += [f"{name.capitalize()}: not in this run (its settings leave these runs out).", ""]
+            continue
+        symbol = "C" if at == "equal_compute" else "t"
+        lines += [f"{name.capitalize()}: each equal-parameter method trained again on its own schedule, for "
+                  f"S_k = {S} · {symbol}_Vanilla / {symbol}_k updates, with {matched}.", ""]
+        for norm, methods in result["settings"].items():
+            lines += [f"**{LN[norm]}, {name}**", "", "| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+            for k in budget_keys(at)(methods):
+                r, c = methods[k], methods[k][at]
+                cells = [r["method"], r["M"], r["N"], r["H"], LN[norm], c["steps"]] + \
+                    [stats.fmt(c[metric], digits) for _, metric, digits in columns] + \
+                    ([solved(c["exact_match"])] if counted else [])
+                lines.append("| " + " | ".join(map(str, cells)) + " |")
+            lines.append("")
     return lines
 
 
@@ -287,12 +378,21 @@ def _paper(a, b):
 
 
 def method_claims(experiment, result, seeds, metric, what, digits=3, paper=True, better="lower", primary=True,
-                  suffix=""):
+                  suffix="", primary_equal_time=True):
     """The comparisons of Takase & Kiyono's methods on held-out ``metric`` (``better``: "lower" or
-    "higher"), per LN position: each strategy at N = 2n against Vanilla (equal parameters: primary), Universal
-    against Vanilla, each strategy at N = 3n against Universal (efficiency: primary), and, where
-    the result has them, each equal-compute run against Vanilla's. ``primary=False`` makes every
-    one secondary (a metric read beside the primary one); ``suffix`` ends their ids."""
+    "higher"), per LN position, each named by the comparison it is:
+
+    * equal parameters (S updates each): each strategy at N = 2n against Vanilla (primary),
+      Universal against Vanilla;
+    * efficiency at equal updates, where the result has strategies at N = 3n: each against
+      Universal (primary; the paper's pair, about as fast as Universal there);
+    * equal multiply-accumulates: each method's budgeted run against Vanilla's;
+    * equal measured time: each strategy against Universal (primary with ``primary_equal_time``:
+      the paper's efficiency question, which sharing uses a fixed time better, asked of the
+      runs that had the same time) and each method against Vanilla.
+
+    ``primary=False`` makes every one secondary (a metric read beside the primary one); ``suffix``
+    ends their ids."""
     out, main = [], primary
     for norm, methods in result["settings"].items():
         def claim(a, b, kind, primary, at=None):
@@ -300,16 +400,23 @@ def method_claims(experiment, result, seeds, metric, what, digits=3, paper=True,
             primary = primary and main
             return ledger.compare(
                 f"{experiment}.{norm}ln.{a}_vs_{b}{'' if at is None else '.' + at}{suffix}", experiment,
-                f"{what}, {LN[norm]}, {kind}", metric, better, arm_name(methods[a], norm),
-                arm_name(methods[b], norm), seeds, x[metric]["values"], y[metric]["values"],
+                f"{what}, {LN[norm]}, {kind}", metric, better, arm_name(methods[a], norm, at),
+                arm_name(methods[b], norm, at), seeds, x[metric]["values"], y[metric]["values"],
                 _paper(methods[a], methods[b]) if paper and at is None else None, primary, digits)
         deep = [k for k in equal_keys(methods) if k not in ("vanilla", "universal")]
         out += [claim(k, "vanilla", "equal parameters", True) for k in deep]
         out.append(claim("universal", "vanilla", "equal parameters", False))
         out += [claim(k, "universal", "efficiency at equal updates", True)
                 for k in efficiency_keys(methods) if k not in ("vanilla", "universal")]
-        out += [claim(k, "vanilla", "equal compute, each on its own schedule", False, "equal_compute")
-                for k in equal_compute_keys(methods) if k != "vanilla"]
+        kind = "{}, each on its own schedule"
+        out += [claim(k, "vanilla", kind.format(BUDGETS["equal_compute"][0]), False, "equal_compute")
+                for k in budget_keys("equal_compute")(methods) if k != "vanilla"]
+        timed = budget_keys("equal_time")(methods)
+        if "universal" in timed:
+            out += [claim(k, "universal", kind.format(BUDGETS["equal_time"][0]), primary_equal_time, "equal_time")
+                    for k in timed if k not in ("vanilla", "universal")]
+        out += [claim(k, "vanilla", kind.format(BUDGETS["equal_time"][0]), False, "equal_time")
+                for k in timed if k != "vanilla"]
     return out
 
 
@@ -332,7 +439,8 @@ def paper_row(m):
 
 def book_table(experiment, result, settings, metric="loss", paper=True):
     """One row per method and LN position: the paper's row, parameters, speed, the held-out metric,
-    for the seq2seq task the seeds that solved it, and the same method trained at equal compute."""
+    for the seq2seq task the seeds that solved it, and the same method trained at equal
+    multiply-accumulates and at equal measured time."""
     rows = []
     for norm, methods in (result.get("settings") or {}).items():
         for key, m in (methods.items() if isinstance(methods, dict) else ()):
@@ -345,8 +453,9 @@ def book_table(experiment, result, settings, metric="loss", paper=True):
                    cells.cell(lambda m=m: cells.num(cells.get(m, metric)))]
             if metric == "loss":
                 row.append(cells.cell(lambda m=m: solved(cells.get(m, "exact_match"))))
-            row.append(cells.cell(lambda m=m: f"{cells.num(cells.get(m, 'equal_compute', metric))} "
-                                              f"({cells.get(m, 'equal_compute', 'steps')} updates)"))
+            for at in BUDGETS:
+                row.append(cells.cell(lambda m=m, at=at: f"{cells.num(cells.get(m, at, metric))} "
+                                                         f"({cells.get(m, at, 'steps')} updates)"))
             rows.append(row)
     if not rows:
         return (f"*This run's `{experiment}` result has no per-method table the book can read.*\n\n"
@@ -355,14 +464,14 @@ def book_table(experiment, result, settings, metric="loss", paper=True):
               "parameters", "speed vs Vanilla", METRIC_HEADERS[metric]]
     if metric == "loss":
         header.append(f"seeds solved (exact match ≥ {SOLVED:.0%})")
-    header.append(f"{METRIC_HEADERS[metric]} at Vanilla's compute")
+    header += [f"{METRIC_HEADERS[metric]} at {BUDGETS[at][0]}" for at in BUDGETS]
     note = (" The paper's row is the same method at the same depth ratio N / M, from Takase & Kiyono's "
             "arXiv version (2104.06022, 2021), Table 1: its speed is training speed relative to Vanilla "
             "and its BLEU the average over newstest2010-2016." if paper else
             " Takase & Kiyono's language-modelling runs (WikiText-103) are far larger than this one; their "
             "numbers are not set beside these.")
-    note += (" The last column is the method trained on its own full schedule for as many updates as cost "
-             "Vanilla's compute (counted multiply-accumulates per token), not a reading in the middle of "
-             "a longer run.")
+    note += (" The last two columns are the method trained on its own full schedule for as many updates as "
+             "cost what Vanilla's do: counted multiply-accumulates per token, then measured seconds per "
+             "training step; not a reading in the middle of a longer run.")
     return cells.markdown_table(header, rows) + "\n\n" + cells.source_line(experiment, settings) + note + "\n"
 
