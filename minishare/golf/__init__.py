@@ -9,7 +9,7 @@ visible validation split.
 """
 from minishare.golf.budget import entry_bytes, stored_bytes
 from minishare.golf.entry import Entry, load_entry, parse_entry
-from minishare.golf.grade import BUDGET_BYTES, CPU_SECONDS, grade
+from minishare.golf.run import BUDGET_BYTES, CPU_SECONDS, grade
 
 __all__ = ["Entry", "load_entry", "parse_entry", "entry_bytes", "stored_bytes", "grade", "BUDGET_BYTES",
            "CPU_SECONDS"]

@@ -1,11 +1,12 @@
 """``python -m minishare golf ENTRY``: score an entry on the visible validation split, as the grader
 would on its hidden test split, printing the three budgets: bytes, training CPU time, data."""
 import argparse
+import contextlib
 
 from minishare.errors import MissingPackage
 from minishare.golf.entry import load_entry
-from minishare.golf.grade import BUDGET_BYTES, CPU_SECONDS, grade
-from minishare.threads import set_num_threads
+from minishare.golf.run import BUDGET_BYTES, CPU_SECONDS, grade
+from minishare.threads import get_num_threads, set_num_threads
 
 
 def _positive_number(text):
@@ -33,12 +34,9 @@ def add_parser(sub, positive_int):
 
 
 def command(args):
-    try:        # the grader's one BLAS thread; without threadpoolctl process_time counts every thread
-        set_num_threads(1)
-    except MissingPackage:
-        pass
-    row = grade(load_entry(args.entry), "validation", args.budget_bytes, args.cpu_seconds,
-                progress=not args.no_progress)
+    entry = load_entry(args.entry)
+    with _one_blas_thread():
+        row = grade(entry, "validation", args.budget_bytes, args.cpu_seconds, progress=not args.no_progress)
     stop = " (stopped at the limit)" if row["stopped_at_limit"] else ""
     print(f"entry {row['name']!r}, seed {row['seed']}")
     print(f"  bytes:   {row['bytes']:,} of {row['budget_bytes']:,} at {row['precision']}")
@@ -47,3 +45,20 @@ def command(args):
     print(f"  data:    the training split only ({row['train_documents']} stories), V = {row['vocab_size']}")
     print(f"validation bits per byte: {row['bits_per_byte']:.4f} "
           f"({row['scored_tokens']:,} tokens, {row['scored_bytes']:,} bytes)")
+
+
+@contextlib.contextmanager
+def _one_blas_thread():
+    """The grader's one BLAS thread while the entry runs, the caller's afterwards. Without
+    threadpoolctl nothing changes: ``time.process_time`` counts every thread's CPU time, so more
+    threads buy an entry no more compute."""
+    try:
+        previous = get_num_threads()
+        set_num_threads(1)
+    except MissingPackage:
+        previous = None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            set_num_threads(previous)
