@@ -6,14 +6,14 @@ one once) is replaced by what its stored form reads back as:
 - float16: rounded to the nearest half-precision number.
 - int8, symmetric with a scale per row (a row: a slice along the last axis, as ``budget.rows``
   counts them): s = max|row| / 127, q = round(w / s) clipped to [-127, 127], read back as q · s.
-  Rounding to the nearest step errs by at most half a step: |w − q · s| ≤ s / 2. A row of zeros
+  Rounding to the nearest step errs by at most half a step: ``|w − q · s| ≤ s / 2``. A row of zeros
   has s = 0 and reads back as zeros.
 """
+import numpy   # the stored forms are host arrays: quantization is bookkeeping, not the model's math
+
 from minishare import backend
 from minishare.errors import InvalidValue
 from minishare.golf.entry import PRECISIONS
-
-import numpy   # the stored forms are host arrays: quantization is bookkeeping, not the model's math
 
 
 def int8_rows(w):
