@@ -8,6 +8,7 @@ a model of H = 8 for a few steps.
 """
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ import pytest
 from minishare import backend, cli
 from minishare.data import Tokenizer
 from minishare.golf import budget, quantize, run as golf_run, score
-from minishare.golf.entry import parse_entry
+from minishare.golf.entry import load_entry, parse_entry
 from minishare.models import DecoderLM, TransformerConfig
 from minishare.nn import Module, init
 from minishare.tensor import Tensor
@@ -132,12 +133,46 @@ def test_same_entry_and_seed_give_the_same_bits_per_byte():
     assert first == again and other_seed != first
 
 
+def test_the_hidden_test_split_is_scored_and_never_given_to_training(monkeypatch):
+    given = []
+
+    class Recorded(golf_run.LanguageModelingTask):
+        def __init__(self, train_documents, eval_documents, *args):
+            given.extend(train_documents + eval_documents)
+            super().__init__(train_documents, eval_documents, *args)
+    monkeypatch.setattr(golf_run, "LanguageModelingTask", Recorded)
+    row = golf_run.grade(parse_entry(with_("recipe", steps=1)), split="test")
+    test = golf_run.splits.golf_splits()["test"]
+    assert given and not {tuple(d) for d in given} & {tuple(d) for d in test}
+    # the bytes scored are the test stories' text, a newline after each, counted here
+    assert row["scored_bytes"] == sum(len(" ".join(d).encode("utf-8")) + 1 for d in test)
+
+
 def test_the_test_split_is_half_the_held_out_stories_and_never_trained_on():
     parts = golf_run.splits.golf_splits()
     train = {s for d in parts["train"] for s in d}
     assert len(parts["validation"]) == len(parts["test"]) == 100       # 200 held out of 2,000
     assert all(train.isdisjoint(d) for d in parts["validation"] + parts["test"])
     assert not {tuple(d) for d in parts["validation"]} & {tuple(d) for d in parts["test"]}
+
+
+@pytest.mark.parametrize("limits, words", [(dict(budget_bytes=0), "the byte budget must be a positive int"),
+                                           (dict(cpu_seconds=-1), "the CPU-time limit must be a number of seconds > 0")])
+def test_the_graders_limits_are_checked(limits, words):
+    with pytest.raises(ValueError, match=words):
+        golf_run.grade(parse_entry(TINY), **limits)
+
+
+def test_the_example_entries_fit_the_budget():
+    examples = sorted((Path(golf_run.__file__).parent / "examples").glob("*.json"))
+    entries = {e.model["sharing"]: e for e in map(load_entry, examples)}
+    assert set(entries) == {"not-shared", "all-shared"}
+    for entry in entries.values():     # V = 256: the grammar corpus has more merges than that to learn
+        assert budget.entry_bytes(entry, 256) <= golf_run.BUDGET_BYTES
+    # ALBERT-style: more layer positions in fewer bytes
+    shared, baseline = entries["all-shared"], entries["not-shared"]
+    assert shared.model["num_hidden_layers"] > baseline.model["num_hidden_layers"]
+    assert budget.entry_bytes(shared, 256) < budget.entry_bytes(baseline, 256)
 
 
 # --- storage at a precision -------------------------------------------------------------------------

@@ -22,7 +22,7 @@ entry on one machine).
 """
 import time
 
-from minishare import random as ms_random
+from minishare import random as ms_random, safeio
 from minishare.errors import InvalidValue
 from minishare.golf import budget, quantize, score, splits
 from minishare.golf.splits import document_text
@@ -69,8 +69,8 @@ def grade(entry, split="validation", budget_bytes=BUDGET_BYTES, cpu_seconds=CPU_
     precision, seed (and the budgets it ran under)."""
     if split not in splits.SPLITS:
         raise InvalidValue(f"split must be one of {', '.join(splits.SPLITS)}, got {split!r}")
-    if not cpu_seconds > 0:
-        raise InvalidValue(f"the CPU-time limit must be > 0 seconds, got {cpu_seconds!r}")
+    safeio.integer(budget_bytes, "the byte budget")
+    safeio.number(cpu_seconds, "the CPU-time limit", "be a number of seconds > 0", lambda s: s > 0)
     parts, tokenizer = prepare(entry, corpus)
     n_bytes = budget.check_budget(entry, tokenizer.vocab_size, budget_bytes)      # before any training
     recipe = entry.recipe
