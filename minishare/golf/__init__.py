@@ -5,7 +5,8 @@ An entry (``entry``) is a JSON declaration of a decoder-only LM and its training
 distinct tensor once, at the declared precision), trains it within a CPU-time limit on the
 training split alone (``splits``), stores its weights at that precision (``quantize``) and scores
 held-out bits per byte (``score``). ``python -m minishare golf ENTRY`` scores an entry on the
-visible validation split.
+visible validation split; ``minishare/golf/examples/`` holds two entries to start from, a
+not-shared baseline and an ALBERT-style all-shared model.
 """
 from minishare.golf.budget import entry_bytes, stored_bytes
 from minishare.golf.entry import Entry, load_entry, parse_entry

@@ -26,6 +26,7 @@ from minishare.models import TransformerConfig
 from minishare.train import TrainConfig
 
 MAX_ENTRY_BYTES = 16 << 10     # a declaration is a few hundred bytes
+DEFAULT_VOCAB = 256            # V when an entry declares none
 MAX_VOCAB = 4096               # the BPE vocabulary asked for (the grammar corpus saturates at 318)
 PRECISIONS = {"float32": 4, "float16": 2, "int8": 1}     # bytes per stored value
 
@@ -87,7 +88,7 @@ def parse_entry(value, where="entry"):
         raise InvalidValue(f"{where}: precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
     model = _section(top.get("model", {}), where, "model.", MODEL_FIELDS)
     recipe = {**RECIPE_DEFAULTS, **_section(top.get("recipe", {}), where, "recipe.", tuple(RECIPE_DEFAULTS))}
-    entry = Entry(name, precision, {"vocab_size": 256, **model}, _check_recipe(recipe, where))
+    entry = Entry(name, precision, {"vocab_size": DEFAULT_VOCAB, **model}, _check_recipe(recipe, where))
     safeio.integer(entry.model["vocab_size"], f"{where}: model.vocab_size", low=6, high=MAX_VOCAB)
     try:        # every model rule (heads divide H, M with N, ...) is the configuration's own
         entry.config(entry.model["vocab_size"])

@@ -23,10 +23,10 @@ entry on one machine).
 import time
 
 from minishare import random as ms_random, safeio
+from minishare.data import Tokenizer
 from minishare.errors import InvalidValue
 from minishare.golf import budget, quantize, score, splits
 from minishare.golf.splits import document_text
-from minishare.data import Tokenizer
 from minishare.models import DecoderLM
 from minishare.progress import bar as progress_bar
 from minishare.tasks import LanguageModelingTask
