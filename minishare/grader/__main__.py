@@ -128,9 +128,10 @@ def main(argv=None):
 
 def golf_command(args):
     """``grade --golf``, ``batch --golf``, ``gradescope --golf``: no exercises folder is read."""
-    from minishare.grader import golf, gradescope
+    from minishare.grader import golf
     try:
         if args.command == "gradescope":
+            from minishare.grader import gradescope      # pytest (for the exercises' cases) only here
             print(f"wrote {gradescope.build(None, args.out, golf=True)}")
             return 0
         if args.command == "batch":
