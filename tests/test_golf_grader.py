@@ -161,8 +161,8 @@ def test_batch_writes_the_leaderboard_sorted_with_the_top_entries_on_a_second_se
     assert float(top["bits_per_byte_second_seed"]) == second["bits_per_byte"] and top["second_seed"] == "1"
     assert rows[1]["bits_per_byte_second_seed"] == rows[1]["second_seed"] == ""          # top 1 only
     assert rows[2]["rank"] == "" and rows[2]["score"] == "0" and "corpus asks for outside data" in rows[2]["notes"]
-    for name in ("three", "twenty", "outside"):
-        assert json.loads((tmp_path / "out" / name / "results.json").read_text())["score"] == (0 if name == "outside" else 4)
+    for name, points in (("three", 4), ("twenty", 4), ("outside", 0)):
+        assert json.loads((tmp_path / "out" / name / "results.json").read_text())["score"] == points
 
 
 @pytest.mark.parametrize("argv, words", [

@@ -8,9 +8,11 @@ run here, in the grader's own process, by ``minishare.golf.run.grade``: the valu
 leaderboard is that computation's, so nothing a submission prints or writes (a results.json of its
 own, a line that looks like a score) takes part.
 
-The score, from the thresholds of ``SCORE`` (the one place they are stated), against the course's
-no-model baselines: the unigram and bigram counts of the training tokens
-(``minishare.analysis.count_lm``), at V = 256, scored on the same test stream in bits per byte.
+The limits are the competition's own (``golf.run.BUDGET_BYTES`` and ``CPU_SECONDS``), the same for
+every submission. The score comes from the thresholds of ``SCORE`` (the one place they are stated),
+against the course's no-model baselines: the unigram and bigram counts of the training tokens
+(``minishare.analysis.count_lm``), at V = 256, scored on the same test stream in bits per byte
+(which does not depend on V, so one pair of thresholds serves every entry).
 
     a valid entry, within the byte budget, trained and scored     4 points
     bits per byte below the unigram counts'                      +3 points
@@ -130,28 +132,36 @@ def summary(row):
             f"{row['steps_done']} of {row['steps']} steps{stop}; seed {row['seed']}")
 
 
-def leaderboard(graded, second, second_seed):
-    """CSV rows of ``graded`` ({submission: (row, problem, score)}), scored ones by bits per byte
-    (then bytes, then name), refused ones after them; ``second``: {submission: second seed's row}."""
-    scored = sorted((s for s in graded if graded[s][0]), key=lambda s: (graded[s][0]["bits_per_byte"],
-                                                                        graded[s][0]["bytes"], s))
+def ranked(graded):
+    """The scored submissions of ``graded`` ({submission: (row, problem, score)}), best first: by bits
+    per byte, then fewer bytes, then name."""
+    scored = [s for s in graded if graded[s][0]]
+    return sorted(scored, key=lambda s: (graded[s][0]["bits_per_byte"], graded[s][0]["bytes"], s))
+
+
+def second_seed_of(seed, second_seed=None):
+    """The seed of an entry's second run: ``second_seed``, or by default its recipe's seed + 1."""
+    return (seed + 1) % 2 ** 32 if second_seed is None else second_seed
+
+
+def leaderboard(graded, second):
+    """CSV rows (``COLUMNS``) of ``graded``, ranked, then the refused in name order; ``second``:
+    {submission: (seed, row, problem)} of the runs on a second seed."""
     rows = []
-    for rank, name in enumerate(scored, 1):
+    for rank, name in enumerate(ranked(graded), 1):
         row, _, points = graded[name]
-        again = second.get(name)
+        seed, again, problem = second.get(name, ("", None, ""))
         rows.append([rank, name, row["name"], repr(row["bits_per_byte"]), row["bytes"],
                      f"{row['train_cpu_seconds']:.2f}", row["steps_done"], row["stopped_at_limit"],
-                     row["precision"], row["seed"], repr(again[0]["bits_per_byte"]) if again and again[0] else "",
-                     second_seed(row["seed"]) if name in second else "", points,
-                     again[1] if again and again[1] else ""])
-    rows += [["", name, "", "", "", "", "", "", "", "", "", "", graded[name][2], graded[name][1]]
-             for name in sorted(s for s in graded if not graded[s][0])]
-    return rows
+                     row["precision"], row["seed"], repr(again["bits_per_byte"]) if again else "", seed, points,
+                     problem or ""])
+    refused = sorted(s for s in graded if not graded[s][0])
+    return rows + [["", name] + [""] * 10 + [graded[name][2], graded[name][1]] for name in refused]
 
 
 def batch(submissions, out, top=TOP, second_seed=None, corpus="grammar", say=print):
     """Grade each sub-folder of ``submissions``: ``out/NAME/results.json`` and ``out/leaderboard.csv``
-    (``COLUMNS``); the ``top`` best run again with ``second_seed`` (default: the recipe's seed + 1)."""
+    (``COLUMNS``); the ``top`` best run again on a second seed (``second_seed_of``)."""
     if not os.path.isdir(submissions):
         raise FileNotFoundError(f"batch: {submissions} is not a folder")
     names = sorted(n for n in os.listdir(submissions)
@@ -163,25 +173,22 @@ def batch(submissions, out, top=TOP, second_seed=None, corpus="grammar", say=pri
         write_json(os.path.join(out, name, "results.json"), doc)
         graded[name] = (row, problem, doc["score"])
         say(f"{name}: {row['bits_per_byte']:.4f} bits per byte" if row else f"{name}: refused: {problem}")
-
-    def seed_of(first):
-        return (first + 1) % 2 ** 32 if second_seed is None else second_seed
-    best = sorted((s for s in graded if graded[s][0]), key=lambda s: graded[s][0]["bits_per_byte"])[:top]
     second = {}
-    for name in best:
-        second[name] = grade_submission(os.path.join(submissions, name), seed_of(graded[name][0]["seed"]), corpus)
-        row = second[name][0]
-        say(f"{name}, seed {seed_of(graded[name][0]['seed'])}: "
-            + (f"{row['bits_per_byte']:.4f} bits per byte" if row else f"refused: {second[name][1]}"))
+    for name in ranked(graded)[:top]:
+        seed = second_seed_of(graded[name][0]["seed"], second_seed)
+        second[name] = (seed, *grade_submission(os.path.join(submissions, name), seed, corpus))
+        again, problem = second[name][1:]
+        say(f"{name}, seed {seed}: " + (f"{again['bits_per_byte']:.4f} bits per byte" if again else problem))
     path = os.path.join(out, "leaderboard.csv")
     with atomic_write(path, newline="") as f:
         writer = csv.writer(f)
         writer.writerow(COLUMNS)
-        writer.writerows(leaderboard(graded, second, seed_of))
+        writer.writerows(leaderboard(graded, second))
     say(f"wrote {path} ({len(names)} submissions, {len(second)} run on a second seed)")
     return graded, second
 
 
 def write_json(path, value):
+    """``value`` as JSON at ``path``, written atomically."""
     with atomic_write(path) as f:
         json.dump(value, f, indent=1)
