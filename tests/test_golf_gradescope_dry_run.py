@@ -5,7 +5,7 @@
 Root only, like Gradescope's image (``setup.sh`` adds the system user ``student``). Each value on the
 leaderboard is compared with ``minishare.golf.run.grade`` run here on the declaration alone; one
 upload also carries a results.json, a leaderboard line and a ``minishare`` package of its own, none
-of which may change its value. The grading time of each entry is printed (``pytest -s``).
+of which may change its value. The grading time and leaderboard of each entry are printed (``pytest -s``).
 """
 import json
 import os
@@ -81,7 +81,7 @@ def run_autograder(root, files):
 def test_two_entries_get_the_graders_values_on_the_leaderboard(autograder, tmp_path, label):
     files = {"entry.json": json.dumps(ENTRIES[label]), **fake_outputs(tmp_path / "ran")}
     results, seconds = run_autograder(autograder, files)
-    print(f"\n{label}: graded by run_autograder in {seconds:.1f} s")
+    print(f"\n{label}: graded by run_autograder in {seconds:.1f} s; leaderboard {json.dumps(results['leaderboard'])}")
     assert set(results) == {"score", "output", "stdout_visibility", "tests", "leaderboard"}
     direct = golf_run.grade(parse_entry(ENTRIES[label]), "test")
     assert results["leaderboard"] == [
