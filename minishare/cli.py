@@ -1,4 +1,4 @@
-"""The command line: ``python -m minishare {train,count,plan,reproduce,layerwise} --help``.
+"""The command line: ``python -m minishare {train,count,plan,reproduce,layerwise,golf} --help``.
 
 A mistake in what the user gave (a ``minishare.errors.MinishareError``: a bad argument, a
 configuration, a file; or an ``OSError``) gets one line on stderr and exit status 2, never a
@@ -30,6 +30,7 @@ from minishare.run.build import SEQ2SEQ_TASKS, RunDefaults
 from minishare.run.errors import BadArgument, TrainingInterrupted
 from minishare.run.training import run_training
 from minishare.files import atomic_write
+from minishare.golf import cli as golf_cli
 from minishare.threads import set_num_threads
 from minishare.train import OPTIMIZERS
 
@@ -168,6 +169,7 @@ def build_parser():
     r.add_argument("--estimate", action="store_true",
                    help="print how long the training left to do will take on this machine, then stop")
     _threads_flag(r, "; --jobs workers use one each")
+    golf_cli.add_parser(sub, _positive)
     return parser
 
 
@@ -331,7 +333,7 @@ def _main(argv):
         print(f"{parser.prog}: interrupted", file=sys.stderr)
         return 128 + getattr(stop, "signal", signal.SIGINT)
     commands = {"train": cmd_train, "count": cmd_count, "plan": cmd_plan, "reproduce": cmd_reproduce,
-                "layerwise": cmd_layerwise}
+                "layerwise": cmd_layerwise, "golf": golf_cli.command}
     prefix = f"{parser.prog} {args.command}"
     together = getattr(args, "data_parallel", False) and distributed.launched_ranks() > 1
     try:

@@ -7,6 +7,7 @@ their code cannot reach the score::
     python -m minishare.grader grade SUBMISSION [--json results.json]
     python -m minishare.grader batch SUBMISSIONS --out DIR       # scores.csv
     python -m minishare.grader gradescope --out autograder.zip
+    python -m minishare.grader {grade,batch,gradescope} --golf ...  # the class competition
 
 The pieces, one concept each:
 
@@ -23,6 +24,8 @@ The pieces, one concept each:
   from ``landlock``, audit hook, tripwires); ``sandbox`` starts workers as another user, with
   limits, reads their data and kills what they leave; ``judging`` runs the judges under limits.
 * ``grade``, ``check``, ``release``, ``gradescope``: the commands.
+* ``golf``: the class competition's grading (``--golf``): an ``entry.json`` read as data, graded in
+  the grader's process, its score against the count baselines and the leaderboard.
 
 ``import minishare`` does not import this package; it needs NumPy (and pytest for ``cases``).
 """

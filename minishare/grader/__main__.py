@@ -1,5 +1,9 @@
 """``python -m minishare.grader {release,check,grade,batch,gradescope}``: see ``minishare.grader``.
 
+``--golf`` on ``grade``, ``batch`` and ``gradescope`` grades the class competition instead of the
+exercises: a submission is one ``entry.json`` (``minishare.grader.golf``), no exercises folder is
+read, and ``batch`` writes ``leaderboard.csv``.
+
 Problems are reported one line each on stderr with exit status 1; bad arguments exit with 2.
 """
 import argparse
@@ -29,6 +33,11 @@ def build_parser():
                        help="only this exercise (repeat for several; default: all)")
         return p
 
+    def golf(p):
+        p.add_argument("--golf", action="store_true",
+                       help="the class competition: each submission is one entry.json, graded on the hidden "
+                            "test split (see minishare.grader.golf)")
+
     with_only(sub.add_parser("release", help="write the student copy (solutions, hidden cases and "
                                              "mutants left out)")).add_argument("--out", required=True, help="a new folder")
     with_only(sub.add_parser("check", help="solutions full marks, release zero, every mutant caught, nothing leaks"))
@@ -36,17 +45,42 @@ def build_parser():
     g.add_argument("submission")
     g.add_argument("--json", help="write Gradescope's results.json here")
     allow_root(g)
+    golf(g)
     b = with_only(sub.add_parser("batch", help="score every submission in a folder (one sub-folder each)"))
     b.add_argument("submissions")
     b.add_argument("--out", required=True, help="folder for scores.csv and one results.json per submission")
     allow_root(b)
+    golf(b)
+    b.add_argument("--top", type=int, help="--golf: the best entries run again on a second seed (default 3)")
+    b.add_argument("--second-seed", type=int, help="--golf: their second seed (default: each recipe's seed + 1)")
     z = with_only(sub.add_parser("gradescope", help="write Gradescope's autograder zip"))
     z.add_argument("--out", required=True, help="the zip to write, e.g. autograder.zip")
+    golf(z)
     return parser
 
 
+def golf_arguments(parser, args):
+    """Refuse the exercises' flags with --golf and the competition's without it (exit 2)."""
+    golf = getattr(args, "golf", False)
+    if golf and args.only:
+        parser.error("--only names exercises; --golf grades the competition, which has none")
+    if golf and getattr(args, "allow_root", False):
+        parser.error("--allow-root is for running submissions' code; --golf runs none")
+    extra = [f for f in ("top", "second_seed") if getattr(args, f, None) is not None]
+    if extra and not golf:
+        parser.error(f"--{extra[0].replace('_', '-')} is for --golf only")
+    if golf and args.command == "batch" and args.top is not None and args.top < 0:
+        parser.error(f"--top must be 0 or more, got {args.top}")
+    if golf and args.command == "batch" and args.second_seed is not None and not 0 <= args.second_seed < 2 ** 32:
+        parser.error(f"--second-seed must be in [0, 2**32), got {args.second_seed}")
+
+
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    golf_arguments(parser, args)
+    if getattr(args, "golf", False):
+        return golf_command(args)
     problems = []
     if args.source == catalog.default_root() and not os.path.isfile(os.path.join(args.source, catalog.TABLE)):
         # minishare installed without its checkout (pip install .): no exercises/ beside the package
@@ -89,6 +123,30 @@ def main(argv=None):
             RuntimeError) as err:
         for line in str(err).splitlines():
             print(f"error: {line}", file=sys.stderr)
+        return 1
+
+
+def golf_command(args):
+    """``grade --golf``, ``batch --golf``, ``gradescope --golf``: no exercises folder is read."""
+    from minishare.grader import golf
+    try:
+        if args.command == "gradescope":
+            from minishare.grader import gradescope      # pytest (for the exercises' cases) only here
+            print(f"wrote {gradescope.build(None, args.out, golf=True)}")
+            return 0
+        if args.command == "batch":
+            golf.batch(args.submissions, args.out, golf.TOP if args.top is None else args.top, args.second_seed)
+            return 0
+        row, problem = golf.grade_submission(args.submission)
+        doc = golf.results(row, problem, golf.baselines())
+        if args.json:
+            golf.write_json(args.json, doc)
+        for test in doc["tests"]:
+            print(f"{test['score']:>2g} / {test['max_score']:<2g}  {test['name']}: {test['output']}")
+        print(f"{doc['score']:>2g} / {sum(t['max_score'] for t in doc['tests']):<2g}  {doc['output']}")
+        return 0
+    except (FileNotFoundError, FileExistsError) as err:
+        print(f"error: {err}", file=sys.stderr)
         return 1
 
 

@@ -13,6 +13,11 @@ Gradescope unpacks the zip into ``/autograder/source``; at its top level it hold
   ``minishare/``, ``pyproject.toml``: the library.
 
 ``AUTOGRADER_ROOT`` moves ``/autograder`` (for a dry run in a scratch folder).
+
+``--golf``: the class competition's autograder instead (``minishare.grader.golf``): the same
+``setup.sh``, no ``exercises/``, and a ``run_autograder`` that grades the submission's
+``entry.json`` in the grader's own process (no submitted code runs, so no user is needed for it)
+and writes ``results.json`` with its ``leaderboard`` field.
 """
 import json
 import os
@@ -49,35 +54,31 @@ MINISHARE_GRADER_USER=student "$ROOT/venv/bin/python" -m minishare.grader \\
     --source "$ROOT/source/exercises" grade "$ROOT/submission" --json "$ROOT/results/results.json" {only} 2>&1
 """
 
+RUN_GOLF = """#!/usr/bin/env bash
+# Gradescope runs this, as root, for each submission: one entry.json, read as data.
+set -uo pipefail
+ROOT="${AUTOGRADER_ROOT:-/autograder}"
+mkdir -p "$ROOT/results"
+cd /
+OPENBLAS_NUM_THREADS=1 "$ROOT/venv/bin/python" -m minishare.grader \\
+    grade --golf "$ROOT/submission" --json "$ROOT/results/results.json" 2>&1
+"""
 
-def build(root, out, only=None):
-    """Write the autograder zip for the exercises under ``root`` (those in ``only``) to ``out``."""
-    everything = catalog.load(root)
-    exercises = catalog.select(everything, only)
+
+def build(root, out, only=None, golf=False):
+    """Write the autograder zip for the exercises under ``root`` (those in ``only``) to ``out``;
+    ``golf``: the competition's instead (``root`` and ``only`` unused)."""
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     with tempfile.TemporaryDirectory(prefix="minishare-gradescope-") as scratch:
         source = os.path.join(scratch, "source")
-        tree = os.path.join(source, "exercises")
-        os.makedirs(tree)
-        for name in sorted(os.listdir(root)):
-            path = os.path.join(root, name)
-            if os.path.isfile(path) and not name.startswith("."):
-                shutil.copyfile(path, os.path.join(tree, name))
-        if only:
-            with open(os.path.join(tree, catalog.TABLE), encoding="utf-8") as f:
-                table = json.load(f)
-            with open(os.path.join(tree, catalog.TABLE), "w", encoding="utf-8") as f:
-                json.dump({e.id: table[e.id] for e in exercises}, f, indent=1, ensure_ascii=False)
-        for exercise in exercises:
-            shutil.copytree(os.path.join(root, exercise.folder), os.path.join(tree, exercise.folder),
-                            ignore=shutil.ignore_patterns(*release.SKIP, "*.pyc"))
+        os.makedirs(source)
+        run = RUN_GOLF if golf else _exercises(root, only, source)
         shutil.copytree(package, os.path.join(source, "minishare"), ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         with open(os.path.join(source, "pyproject.toml"), "w", encoding="utf-8") as f:
             f.write('[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n\n'
                     '[project]\nname = "minishare"\nversion = "0.1.0"\nrequires-python = ">=3.10"\n'
                     'dependencies = ["numpy>=1.24"]\n\n[tool.setuptools.packages.find]\ninclude = ["minishare*"]\n')
-        flags = " ".join(f"--only {e.id}" for e in exercises) if only else ""
-        scripts = {"setup.sh": SETUP, "run_autograder": RUN.replace("{only}", flags)}
+        scripts = {"setup.sh": SETUP, "run_autograder": run}
         out = os.path.abspath(out)
         os.makedirs(os.path.dirname(out), exist_ok=True)
         partial = out + ".partial"
@@ -92,3 +93,24 @@ def build(root, out, only=None):
                     z.write(path, os.path.relpath(path, source))
         os.replace(partial, out)
     return out
+
+
+def _exercises(root, only, source):
+    """Copy the exercises under ``root`` (those in ``only``) to ``source/exercises``; returns the
+    ``run_autograder`` that grades them."""
+    exercises = catalog.select(catalog.load(root), only)
+    tree = os.path.join(source, "exercises")
+    os.makedirs(tree)
+    for name in sorted(os.listdir(root)):
+        path = os.path.join(root, name)
+        if os.path.isfile(path) and not name.startswith("."):
+            shutil.copyfile(path, os.path.join(tree, name))
+    if only:
+        with open(os.path.join(tree, catalog.TABLE), encoding="utf-8") as f:
+            table = json.load(f)
+        with open(os.path.join(tree, catalog.TABLE), "w", encoding="utf-8") as f:
+            json.dump({e.id: table[e.id] for e in exercises}, f, indent=1, ensure_ascii=False)
+    for exercise in exercises:
+        shutil.copytree(os.path.join(root, exercise.folder), os.path.join(tree, exercise.folder),
+                        ignore=shutil.ignore_patterns(*release.SKIP, "*.pyc"))
+    return RUN.replace("{only}", " ".join(f"--only {e.id}" for e in exercises) if only else "")

@@ -1,0 +1,128 @@
+"""An entry of the class competition: a declaration, not code.
+
+An entry is a small JSON file that names a decoder-only language model (``DecoderLM``, any
+``TransformerConfig`` the library builds: the sharing plan with N and M, E, H, the heads, the FFN
+width, tying, the LayerNorm position...) and its training recipe (optimizer, rate, schedule and
+warm-up, batch, sequence length, steps, seed), and the precision its weights are stored at::
+
+    {"name": "albert-style", "precision": "int8",
+     "model": {"vocab_size": 256, "hidden_size": 64, "num_hidden_layers": 6, "sharing": "all-shared"},
+     "recipe": {"lr": 0.003, "batch_size": 16, "seq_len": 64, "steps": 600, "seed": 0}}
+
+The grader builds, trains, quantizes and scores the model itself from these few numbers and
+names, so nothing an entry could print or write takes part: only known fields are read, each of a
+stated type and range, and every string is one of a closed set (a strategy, an activation, an
+optimizer) or a short plain name. A field the grader does not know is refused, and a field that
+asks for data of its own (a corpus, a file, a path, a tokenizer, pretrained weights) is refused as
+outside data: every entry trains on the same training split, which the grader provides. Each
+problem is one ``InvalidValue`` naming the file, the field and the rule.
+"""
+import dataclasses
+import re
+
+from minishare import safeio
+from minishare.errors import InvalidValue, MinishareError
+from minishare.models import TransformerConfig
+from minishare.train import TrainConfig
+
+MAX_ENTRY_BYTES = 16 << 10     # a declaration is a few hundred bytes
+DEFAULT_VOCAB = 256            # V when an entry declares none
+MAX_VOCAB = 4096               # the BPE vocabulary asked for (the grammar corpus saturates at 318)
+PRECISIONS = {"float32": 4, "float16": 2, "int8": 1}     # bytes per stored value
+
+# The model fields an entry may set: TransformerConfig's, less those the grader decides (the
+# positions, sinusoidal and free, follow seq_len; an LM has no separate decoder stack; the padding id
+# is the tokenizer's). TransformerConfig checks each value itself.
+MODEL_FIELDS = ("vocab_size", "embedding_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
+                "intermediate_size", "hidden_act", "sharing", "num_unique_layers", "norm_position",
+                "tie_word_embeddings", "timestep_signal", "act", "act_epsilon", "act_loss_weight",
+                "layer_norm_eps", "initializer_range", "hidden_dropout_prob", "attention_probs_dropout_prob")
+# The recipe: TrainConfig's loop settings, the LM task's batch and window, and the seed.
+RECIPE_DEFAULTS = {"optimizer": TrainConfig.optimizer, "lr": TrainConfig.lr,
+                   "weight_decay": TrainConfig.weight_decay, "schedule": TrainConfig.schedule,
+                   "warmup_steps": None, "max_grad_norm": TrainConfig.max_grad_norm,
+                   "batch_size": 16, "seq_len": 64, "steps": 300, "seed": 0}
+TOP_FIELDS = ("name", "precision", "model", "recipe")
+# Names that ask for data the grader does not provide, refused as such wherever they appear.
+OUTSIDE_DATA = ("corpus", "data", "dataset", "documents", "text", "train_file", "file", "path", "url",
+                "tokenizer", "tokenizer_path", "pretrained", "checkpoint", "weights", "init_from", "resume")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """A checked declaration: ``model`` and ``recipe`` hold every field, defaults filled in."""
+    name: str
+    precision: str
+    model: dict
+    recipe: dict
+
+    def config(self, vocab_size):
+        """The model's configuration, with the tokenizer's actual V (at most the V asked for: a
+        small corpus can run out of merges) and positions for the recipe's windows."""
+        fields = {**self.model, "vocab_size": vocab_size, "max_position_embeddings": self.recipe["seq_len"]}
+        return TransformerConfig(**fields)
+
+    def train_config(self):
+        """The training loop's settings (no evaluation during training: the score is the grader's)."""
+        r = self.recipe
+        return TrainConfig(steps=r["steps"], lr=r["lr"], optimizer=r["optimizer"], weight_decay=r["weight_decay"],
+                           warmup_steps=r["warmup_steps"], schedule=r["schedule"],
+                           max_grad_norm=r["max_grad_norm"], eval_every=r["steps"], progress=False)
+
+
+def load_entry(path):
+    """The entry in the JSON file ``path``, checked (see ``parse_entry``)."""
+    return parse_entry(safeio.load_json(path, MAX_ENTRY_BYTES), str(path))
+
+
+def parse_entry(value, where="entry"):
+    """An ``Entry`` from a parsed JSON value; ``where`` (the file) starts every message."""
+    top = _section(value, where, "", TOP_FIELDS)
+    name = top.get("name", "entry")
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise InvalidValue(f"{where}: name must be a plain name of at most 64 letters, digits, spaces, "
+                           f"'.', '_' or '-', got {name!r}")
+    precision = top.get("precision", "float32")
+    if not isinstance(precision, str) or precision not in PRECISIONS:
+        raise InvalidValue(f"{where}: precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    model = _section(top.get("model", {}), where, "model.", MODEL_FIELDS)
+    recipe = {**RECIPE_DEFAULTS, **_section(top.get("recipe", {}), where, "recipe.", tuple(RECIPE_DEFAULTS))}
+    entry = Entry(name, precision, {"vocab_size": DEFAULT_VOCAB, **model}, _check_recipe(recipe, where))
+    safeio.integer(entry.model["vocab_size"], f"{where}: model.vocab_size", low=6, high=MAX_VOCAB)
+    try:        # every model rule (heads divide H, M with N, ...) is the configuration's own
+        entry.config(entry.model["vocab_size"])
+        entry.train_config()
+    except MinishareError as error:
+        raise type(error)(f"{where}: {error}") from None
+    return entry
+
+
+def _section(value, where, prefix, known):
+    """``value`` as a dict whose keys are all in ``known``: outside data and unknown fields refused."""
+    if not isinstance(value, dict):
+        raise InvalidValue(f"{where}: {prefix.rstrip('.') or 'the entry'} must be a JSON object, got "
+                           f"{type(value).__name__}")
+    for key in value:
+        if key.lower() in OUTSIDE_DATA:
+            raise InvalidValue(f"{where}: {prefix}{key} asks for outside data: an entry trains only on the "
+                               "training split the grader provides (no corpus, file, path, tokenizer or "
+                               "weights of its own); remove the field")
+        if key not in known:
+            raise InvalidValue(f"{where}: unknown field {prefix}{key}; known fields: {', '.join(known)}")
+    return value
+
+
+def _check_recipe(r, where):
+    """The recipe's types and ranges (the optimizer's and schedule's names are TrainConfig's to check)."""
+    at = f"{where}: recipe."
+    safeio.integer(r["steps"], at + "steps", high=10 ** 6)
+    safeio.integer(r["batch_size"], at + "batch_size", high=1024)
+    safeio.integer(r["seq_len"], at + "seq_len", low=2, high=1024)
+    safeio.integer(r["seed"], at + "seed", low=0, high=2 ** 32 - 1)
+    if r["warmup_steps"] is not None:
+        safeio.integer(r["warmup_steps"], at + "warmup_steps", low=0, high=r["steps"])
+    safeio.number(r["lr"], at + "lr", "be a number in (0, 1]", lambda lr: 0 < lr <= 1)
+    safeio.number(r["weight_decay"], at + "weight_decay", "be a number in [0, 1]", lambda wd: 0 <= wd <= 1)
+    safeio.number(r["max_grad_norm"], at + "max_grad_norm", "be a number > 0", lambda g: g > 0)
+    return r

@@ -1,0 +1,33 @@
+"""The competition's text: a training split for the entries, a visible validation split for the
+students and a hidden test split for the leaderboard.
+
+All three come from one corpus of ``minishare.run.build.GRAMMARS`` (the grammar corpus: the same
+2,000 stories for every run), split as every run of the course splits it
+(``data.split_documents``): the held-out stories share no sentence with the training stories. The
+held-out stories are then dealt alternately, by their order in the corpus, to validation (the 1st,
+3rd, ...) and test (the 2nd, 4th, ...): two halves of the same distribution, neither seen in
+training.
+
+The grader trains every entry on the training split alone; the test split is never given to an
+entry: it is read only by the grader's scoring, after training and quantization, in the grader's own
+process. (Here, in the repository, the split is hidden by that rule, not by secrecy: the corpus is
+code anyone can run. A class grader can draw its test stories from its own corpus seed.)
+"""
+from minishare import data
+from minishare.errors import InvalidValue
+from minishare.run.build import GRAMMARS, corpus_documents
+
+SPLITS = ("validation", "test")
+
+
+def golf_splits(corpus="grammar"):
+    """{"train", "validation", "test"}: lists of documents (each a list of sentences)."""
+    if corpus not in GRAMMARS:
+        raise InvalidValue(f"the competition's corpus must be one of {', '.join(GRAMMARS)}, got {corpus!r}")
+    train, held_out = data.split_documents(corpus_documents(corpus), eval_fraction=0.1, seed=0)
+    return {"train": train, "validation": held_out[0::2], "test": held_out[1::2]}
+
+
+def document_text(document):
+    """A document's text: its sentences joined by single spaces, as the LM task reads it."""
+    return " ".join(document)

@@ -1,0 +1,100 @@
+"""A Gradescope dry run of the class competition, as ``test_gradescope_dry_run`` does the exercises':
+``gradescope --golf`` unzipped into ``AUTOGRADER_ROOT/source``, ``setup.sh`` run once as root, then
+``run_autograder`` on two entries of a few steps each, read back from ``results/results.json``.
+
+Root only, like Gradescope's image (``setup.sh`` adds the system user ``student``). Each value on the
+leaderboard is compared with ``minishare.golf.run.grade`` run here on the declaration alone; one
+upload also carries a results.json, a leaderboard line and a ``minishare`` package of its own, none
+of which may change its value. The grading time and leaderboard of each entry are printed (``pytest -s``).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+
+from minishare import backend
+from minishare.golf import run as golf_run
+from minishare.golf.entry import parse_entry
+from test_golf import TINY, with_
+from test_golf_grader import fake_outputs
+from test_gradescope_dry_run import environment, unzip
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(backend.name != "numpy", reason="the autograder runs in its own process on NumPy: "
+                                                       "the NumPy run of the suite covers it"),
+    pytest.mark.skipif(os.geteuid() != 0, reason="setup.sh and run_autograder run as root, as on Gradescope"),
+]
+
+ENTRIES = {"three steps": TINY, "twenty steps": with_("recipe", steps=20)}
+
+
+@pytest.fixture(scope="module")
+def autograder():
+    """AUTOGRADER_ROOT after the golf zip's setup.sh."""
+    python_ok = os.path.exists("/usr/bin/python3") and subprocess.run(
+        ["/usr/bin/python3", "-c", "import venv, ensurepip"], capture_output=True).returncode == 0
+    if not python_ok and shutil.which("apt-get") is None:
+        pytest.skip("/usr/bin/python3 cannot make a virtual environment and there is no apt-get to install one")
+    root = tempfile.mkdtemp(prefix="minishare-golf-autograder-")
+    os.chmod(root, 0o755)
+    try:
+        made = subprocess.run([sys.executable, "-m", "minishare.grader", "gradescope", "--golf", "--out",
+                               os.path.join(root, "autograder.zip")], capture_output=True, text=True)
+        assert made.returncode == 0, made.stderr
+        source = os.path.join(root, "source")
+        unzip(os.path.join(root, "autograder.zip"), source)
+        setup = subprocess.run(["bash", "setup.sh"], cwd=source, env=environment(root),
+                               capture_output=True, text=True, timeout=900)
+        assert setup.returncode == 0, f"setup.sh failed:\n{setup.stdout[-3000:]}\n{setup.stderr[-3000:]}"
+        shutil.copy2(os.path.join(source, "run_autograder"), os.path.join(root, "run_autograder"))
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def run_autograder(root, files):
+    """Gradescope's run of one upload ({path: text}); (results.json read, wall seconds)."""
+    for name in ("submission", "results"):
+        shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+    for relative, text in files.items():
+        path = os.path.join(root, "submission", relative)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    start = time.perf_counter()
+    run = subprocess.run([os.path.join(root, "run_autograder")], cwd=root, env=environment(root),
+                         capture_output=True, text=True, timeout=600)
+    seconds = time.perf_counter() - start
+    results = os.path.join(root, "results", "results.json")
+    assert os.path.exists(results), f"no results.json (exit {run.returncode}):\n{run.stdout[-3000:]}"
+    with open(results, encoding="utf-8") as f:
+        return json.load(f), seconds
+
+
+@pytest.mark.parametrize("label", list(ENTRIES))
+def test_two_entries_get_the_graders_values_on_the_leaderboard(autograder, tmp_path, label):
+    files = {"entry.json": json.dumps(ENTRIES[label]), **fake_outputs(tmp_path / "ran")}
+    results, seconds = run_autograder(autograder, files)
+    print(f"\n{label}: graded by run_autograder in {seconds:.1f} s; leaderboard {json.dumps(results['leaderboard'])}")
+    assert set(results) == {"score", "output", "stdout_visibility", "tests", "leaderboard"}
+    direct = golf_run.grade(parse_entry(ENTRIES[label]), "test")
+    assert results["leaderboard"] == [
+        {"name": "bits per byte", "value": direct["bits_per_byte"], "order": "asc"},
+        {"name": "bytes", "value": direct["bytes"], "order": "asc"},
+        {"name": "training CPU seconds", "value": results["leaderboard"][2]["value"], "order": "asc"}]
+    assert 0 <= results["leaderboard"][2]["value"] < 60
+    assert [(t["score"], t["max_score"]) for t in results["tests"]][0] == (4, 4)
+    assert results["score"] == sum(t["score"] for t in results["tests"]) >= 4
+    assert not (tmp_path / "ran").exists()
+
+
+def test_a_refused_entry_scores_zero_with_its_reason(autograder):
+    results, _ = run_autograder(autograder, {"entry.json": json.dumps(with_(None, corpus="mine.txt"))})
+    assert results["score"] == 0 and "leaderboard" not in results
+    assert "corpus asks for outside data" in results["output"]
