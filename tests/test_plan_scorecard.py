@@ -42,6 +42,14 @@ def test_the_committed_plan_is_sound_and_the_ledger_follows_it():
     assert len(plan.planned(written)) == sum(c["primary"] for c in ledger["claims"])
 
 
+def test_the_plan_of_the_next_run_is_sound_and_tunes_on_tuning_seeds_only():
+    """plan_next.json, written before the next full run: tuning seeds apart from evaluation seeds,
+    and a setting tuned on other seeds says it is pending."""
+    nxt = plan.load(FIGURES, plan.NEXT)
+    assert nxt is not None and plan.problems(nxt) == []
+    assert set(nxt["experiments"]) == set(plan.load(FIGURES)["experiments"])
+
+
 def test_a_ledger_that_leaves_the_plan_is_named():
     p = a_plan()
     assert plan.disagreements(p, [claim()]) == []

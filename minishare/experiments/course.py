@@ -98,7 +98,8 @@ def experiment(name, notebook, progress=True, **quick_overrides):
     if not is_quick():
         path = os.path.join(FIGURES, name, "result.json")
         committed = committed_result(name, with_settings=True)
-        if not key_matches(committed["settings"], experiment.settings(FULL), older_data=True):
+        if not key_matches(committed["settings"], experiment.settings(FULL), older_data=True) \
+                and not made_before(committed["settings"]):       # (older data: says so below)
             raise ValueError(
                 f"{path} was made with other settings than this library's full run (an older "
                 f"reproduction): run `python -m minishare reproduce --out book/figures --only {name}` "

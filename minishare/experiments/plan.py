@@ -5,6 +5,10 @@ its seeds can detect. Planning before looking is what keeps a paired interval ho
 comparison chosen after seeing the numbers, or a setting tuned on the seeds it is judged on,
 makes a chance difference look like an effect.
 
+The plan of the next run is written beside the committed one as ``plan_next.json`` (``NEXT``) while
+the committed ledger still follows the old plan; the commit that starts that run renames it
+``plan.json``, so the plan is always in an earlier commit than the results it governs.
+
 ``problems(plan)`` checks the plan alone; ``disagreements(plan, claims)`` checks a ledger against
 it, and ``reproduce`` refuses to write a ledger into a folder whose plan it contradicts."""
 import json
@@ -16,9 +20,12 @@ DIRECTIONS = ("a better", "b better", None)      # None: the paper reports no di
 FIELDS = ("arm_a", "arm_b", "metric", "better")
 
 
-def load(folder):
-    """The plan in ``folder`` (``folder/plan.json``), or None where there is none."""
-    path = os.path.join(folder, "plan.json")
+NEXT = "plan_next.json"
+
+
+def load(folder, name="plan.json"):
+    """The plan in ``folder`` (``folder/plan.json``, or ``name``), or None where there is none."""
+    path = os.path.join(folder, name)
     if not os.path.exists(path):
         return None
     with open(path, encoding="utf-8") as f:

@@ -118,7 +118,7 @@ QUICK = Settings(tier="quick", quick=True, seeds=(0, 1), few_seeds=(0, 1), pretr
                           test_forests=16))
 
 # Full: the book's numbers. The learning rate of the ALBERT runs was tuned on the plan's tuning seeds
-# (100, 101; ``experiments.tuning``, recorded in book/figures/plan.json): on the leak-free corpus of
+# (100, 101; ``experiments.tuning``, recorded in the plan of the next full run, ``plan_next.json``): on the leak-free corpus of
 # pipeline 3, at 800 updates, 3e-3 had the lowest mean held-out MLM loss over not-shared and
 # all-shared (3.07, against 3.16 at 2e-3, 3.24 at 5e-3, 3.50 at 1e-3). The other choices below come
 # from earlier pilots on this machine's 2 cores (seed 0 unless said; CPU-s by time.process_time),
@@ -151,7 +151,7 @@ QUICK = Settings(tier="quick", quick=True, seeds=(0, 1), few_seeds=(0, 1), pretr
 #   seed 101 at 3e-3: Vanilla, Sequence and Cycle 0.09 (exact match 0.93-0.94, near the ceiling),
 #   Universal 0.29, Cycle (rev) 0.69: runs still leave the plateau between 1,000 and 2,000
 #   updates, so a method's seeds split between solved and not (the bimodality the loss's spread
-#   carries; plan.json states the difference five seeds can detect). Kept. (Sequence, 1e-3 on
+#   carries; the plan states the difference five seeds can detect). Kept. (Sequence, 1e-3 on
 #   seed 101: 0.21, worse than 3e-3's 0.10: its seed-100 preference for 1e-3 is within noise.)
 #   Learning rates: each method's, searched at run time on seed 100 (``exp_takase.tuned_lrs``).
 #   Its pilot, held-out loss after 2,000 updates at 3e-4 / 1e-3 / 3e-3 / 1e-2: Vanilla 1.39 /
