@@ -110,10 +110,10 @@ QUICK = Settings(tier="quick", quick=True, seeds=(0, 1), few_seeds=(0, 1), pretr
                               unique=2, norm="pre", init="average", steps=20, uptrain_steps=5, lr=3e-3,
                               uptrain_lr=1e-3, batch_size=8, seq_len=32, ranks=(1, 2, 4, 8),
                               basis_ranks=(4, 8, 16)),
-                 mor=dict(forest=dict(n_symbols=12, n_chains=2), depth=3,
+                 mor=dict(forest=dict(n_symbols=12, n_chains=2), train_depths=(1, 2, 3), depth=3,
                           model=dict(hidden_size=16, num_attention_heads=2, intermediate_size=32),
-                          capacities=(1, 0.5, 0.25, 0.25), act_weight=0.01, steps=10, batch_size=8, lr=3e-3,
-                          test_forests=16))
+                          capacities=(1, 0.5, 0.25, 0.25), router_alpha=0.1, router_aux_weight=0.1,
+                          act_weight=0.01, steps=10, batch_size=8, lr=3e-3, test_forests=16))
 
 # Full: the book's numbers. Every choice below comes from pilots on this machine's 2 cores (seed 0
 # unless said; CPU-s by time.process_time), reported in the closing note of issue 18:
