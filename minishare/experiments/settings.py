@@ -185,11 +185,16 @@ FULL = Settings(quick=False, seeds=(0, 1, 2, 3, 4), few_seeds=(0, 1, 2), pretrai
                 looped_iterations=(6, 3), looped_max_iterations=24, looped_steps=1500, looped_batch_size=32,
                 looped_lr=3e-3, looped_test_forests=128,
                 # Relaxed: the LM's width (H = 64) at N = 4 so that Cycle M = 2 halves it (the paper's
-                # main reduction); 300 updates as the "lm" runs (about 30 CPU-s each); ranks up to 8,
-                # where a square H x H relaxation still costs a quarter of the matrix (r (in + out) =
-                # 1,024 of 4,096); an uptraining a third of the training, its peak rate a third of it.
+                # main reduction); ranks up to 8, where a square H x H relaxation still costs a quarter
+                # of the matrix (r (in + out) = 1,024 of 4,096); an uptraining of 100 updates at a third
+                # of the peak rate, on the batches after the teacher's. The teacher trains until its
+                # held-out loss stops falling (under 1% better per 300 more updates), by a pilot on
+                # tuning seed 100, one run per length, each its own schedule (about 0.04 CPU-s an
+                # update): 300 updates 1.780, 600 1.287, 1,000 1.250, 1,500 1.201, 2,000 1.057, 3,000
+                # 1.038 (0.6% per 300 updates past 2,000). So 2,000 updates; the Cycle stack from
+                # scratch gets 100 (the uptraining's) and 2,100 (the teacher's and the uptraining's).
                 relaxed=dict(model=dict(hidden_size=64, num_attention_heads=4, intermediate_size=256), layers=4,
-                             unique=2, norm="pre", init="average", steps=300, uptrain_steps=100, lr=3e-3,
+                             unique=2, norm="pre", init="average", steps=2000, uptrain_steps=100, lr=3e-3,
                              uptrain_lr=1e-3, batch_size=16, seq_len=64, ranks=(1, 2, 4, 8),
                              basis_ranks=(8, 16, 32, 64)),
                 # MoR beside ACT (exp_mor), from pilots (seed 0, all six arms, 2 shared cores, H = 32):
@@ -199,10 +204,10 @@ FULL = Settings(quick=False, seeds=(0, 1, 2, 3, 4), few_seeds=(0, 1, 2), pretrai
                 # Depth 4 lies between the two (4 chains, T = 20 tokens, so capacities 1, 1/2, 1/4, 1/4 take
                 # 20, 10, 5, 5 tokens: 2 passes on average, the compute of r = 2), with 1,000 steps: about
                 # 220 CPU-s per seed for the six arms, five seeds about 18 CPU-minutes.
-                mor=dict(forest=dict(n_symbols=32, n_chains=4), depth=4,
-                         model=dict(hidden_size=32, num_attention_heads=2, intermediate_size=64),
-                         capacities=(1, 0.5, 0.25, 0.25), act_weight=0.01, steps=1000, batch_size=32, lr=3e-3,
-                         test_forests=128))
+                mor=dict(forest=dict(n_symbols=32, n_chains=4), train_depths=(1, 2, 3, 4), depth=4,
+                         model=dict(hidden_size=64, num_attention_heads=2, intermediate_size=128),
+                         capacities=(1, 0.5, 0.25, 0.25), router_alpha=0.1, router_aux_weight=0.1,
+                         act_weight=0.01, steps=800, batch_size=32, lr=3e-3, test_forests=128))
 
 # Long: for an overnight run or a GPU. More seeds and updates, and Pre-LN in Takase & Kiyono's
 # comparison; its cost is the estimate ``reproduce`` prints before it starts (about 8 times the
