@@ -213,9 +213,12 @@ FULL = Settings(quick=False, seeds=(0, 1, 2, 3, 4), few_seeds=(0, 1, 2), pretrai
                 # router α 0.1, 0.3, 1 scored 0.687, 0.696, 0.702 (seed 100) and 0.678, 0.686, 0.695
                 # (seed 101): α = 1, the grid's edge and the top of α's range (0, 1]; then the learning
                 # rate at α = 1: 1e-3, 3e-3, 1e-2, 3e-2 scored 0.669, 0.702, 0.836, 0.604 (seed 100) and
-                # 0.663, 0.695, 0.827, 0.818 (seed 101): 1e-2, for every arm (the fixed ones at 1e-2:
-                # r = 1 0.819, r = 2 1.000 on seed 100). About 160 CPU-s per seed for the six arms (r = 1
-                # 15, r = 4 35, MoR 24), five seeds about 14 CPU-minutes.
+                # 0.663, 0.695, 0.827, 0.818 (seed 101): 1e-2, for every arm (at 1e-2, r = 1, 2, 4 0.819,
+                # 1.000, 0.999 and ACT 1.000 at 2.11 passes on seed 100; r = 1, 2 0.817, 1.000 on 101).
+                # A training step at the test depth, untrained models: MoR 1.21-1.26 times r = 2's host
+                # time (seeds 100, 101), so equal passes is not equal measured time; the report says so.
+                # About 160 CPU-s per seed for the six arms (r = 1 15, r = 4 35, MoR 24), five seeds
+                # about 14 CPU-minutes.
                 mor=dict(forest=dict(n_symbols=32, n_chains=4), train_depths=(1, 2, 3, 4), depth=4,
                          model=dict(hidden_size=64, num_attention_heads=2, intermediate_size=128),
                          capacities=(1, 0.5, 0.25, 0.25), router_alpha=1.0, router_aux_weight=0.1,
