@@ -12,11 +12,17 @@ prelude layer, one shared layer passed through up to N_r times, a head), three d
   the top ⌊c_r T⌋ tokens of step r − 1, so the mean number of passes is Σ_r c_r, fixed before
   training, and each step attends only among the tokens it took.
 
-Every arm of a seed trains on the same batches from the same initialization stream and is
-scored on the same held-out forests. The claims set MoR against the fixed depth with the same
-mean passes (r = Σ c_r, an integer by the choice of capacities) and against ACT, and ask whether
-each adaptive rule gives the deep nodes more passes than the shallow ones.
+The training batches mix forests of several depths (``train_depths``), so that the deep nodes of
+the deepest need more passes than one and a fixed depth pays for its passes; the held-out forests
+have the deepest training depth. Every arm of a seed trains on the same batches from the same
+initialization stream and is scored on the same held-out forests. The claims set MoR against the
+fixed depth with the same mean passes (r = Σ c_r, an integer by the choice of capacities: equal
+compute by construction, counted in passes) and against ACT, and ask whether each adaptive rule
+gives the deep nodes more passes than the shallow ones. Beside the counted compute, the measured:
+each trained arm's host time for a training step, the arms taking turns on the same batches.
 """
+import time
+
 import numpy   # host-side scoring of predictions
 
 from minishare import backend, random as ms_random
@@ -37,6 +43,8 @@ READS = ("mor",)
 
 TEST_SEED = 20_000         # the test forests: apart from the training batches and the task's own
 SHALLOW = 1                # nodes of depth <= 1 need at most one lookup (a root, or a root's child)
+TIMING_ROUNDS = 5          # training steps timed per arm after training (the median is kept)
+EQUAL_TIME = 0.10          # measured step times within 10% of each other count as equal compute
 
 
 def configs(settings):
@@ -48,7 +56,8 @@ def configs(settings):
     arms = {f"fixed, r = {r}": RecursionConfig(**base, num_recursions=r) for r in range(1, n + 1)}
     arms["ACT"] = RecursionConfig(**base, num_recursions=n, routing="act", act_loss_weight=m["act_weight"])
     arms["MoR"] = RecursionConfig(**base, num_recursions=n, routing="expert-choice",
-                                  capacities=tuple(m["capacities"]))
+                                  capacities=tuple(m["capacities"]), router_alpha=m["router_alpha"],
+                                  router_aux_loss_weight=m["router_aux_weight"])
     return arms
 
 
@@ -70,15 +79,40 @@ def _measure(model, batch, depth):
             "tokens_per_step": costs.tokens_per_step(passes, model.config.num_recursions)}
 
 
+def training_task(forest, settings, seed):
+    """The training batches of every arm: forests of the depths ``train_depths``, mixed."""
+    m = settings.mor
+    return RoutedForestTask(forest, tuple(m["train_depths"]), m["batch_size"], seed)
+
+
 def _train(config, forest, settings, seed, progress):
     m = settings.mor
     ms_random.manual_seed(seed)          # every arm starts from the same initialization stream
     model = RecursiveForTokenClassification(config)
-    task = RoutedForestTask(forest, (m["depth"],), m["batch_size"], seed)
     steps = m["steps"]
-    Trainer(model, task, TrainConfig(steps=steps, lr=m["lr"], eval_every=steps, progress=progress)).train()
+    Trainer(model, training_task(forest, settings, seed), TrainConfig(steps=steps, lr=m["lr"], eval_every=steps,
+                                                                     progress=progress)).train()
     model.eval()
     return model
+
+
+def step_seconds(models, forest, settings, seed):
+    """{arm: host process seconds of one training step}, the median of TIMING_ROUNDS. In each round
+    the arms take turns, each on the same batch of forests of the test depth (the T the counted
+    compute is for), so a slow stretch of a shared machine falls on all of them; a first step,
+    untimed, sets up each optimizer's state. The steps train the models on, after their scoring."""
+    m = settings.mor
+    task = RoutedForestTask(forest, (m["depth"],), m["batch_size"], seed)
+    trainers = {arm: Trainer(model, task, TrainConfig(steps=TIMING_ROUNDS + 1, lr=m["lr"], progress=False))
+                for arm, model in models.items()}
+    times = {arm: [] for arm in models}
+    for turn in range(TIMING_ROUNDS + 1):
+        for arm, trainer in trainers.items():
+            start = time.process_time()
+            trainer.train_step()
+            if turn:
+                times[arm].append(time.process_time() - start)
+    return {arm: float(numpy.median(t)) for arm, t in times.items()}
 
 
 def run(out, settings, progress=True):
@@ -89,8 +123,10 @@ def run(out, settings, progress=True):
     seeds = {}
     for seed in settings.seeds:
         batch = forest.batch(numpy.random.default_rng((seed, TEST_SEED)), m["test_forests"], depth, held_out=True)
-        seeds[seed] = {arm: _measure(_train(c, forest, settings, seed, progress), batch, depth)
-                       for arm, c in arms.items()}
+        models = {arm: _train(c, forest, settings, seed, progress) for arm, c in arms.items()}
+        seeds[seed] = {arm: _measure(model, batch, depth) for arm, model in models.items()}
+        for arm, seconds in step_seconds(models, forest, settings, seed).items():
+            seeds[seed][arm]["step_seconds"] = seconds
     sizes = {}
     for arm, c in arms.items():
         steps = None if arm != "ACT" else [numpy.mean([s[arm]["tokens_per_step"][r] for s in seeds.values()])
@@ -98,7 +134,9 @@ def run(out, settings, progress=True):
         sizes[arm] = {"parameters": count_parameters(RecursiveForTokenClassification(c)),
                       "macs_per_token": costs.macs_per_token(c, T, steps)["total"]}
     return {"forest": dict(m["forest"]), "model": dict(m["model"]), "depth": depth,
-            "capacities": list(m["capacities"]), "act_loss_weight": m["act_weight"],
+            "train_depths": list(m["train_depths"]), "capacities": list(m["capacities"]),
+            "router_alpha": m["router_alpha"], "router_aux_weight": m["router_aux_weight"],
+            "act_loss_weight": m["act_weight"],
             "mor_mean_passes": costs.mean_passes(costs.planned_tokens_per_step(arms["MoR"], T), T),
             "steps": m["steps"], "tokens": T, "sizes": sizes,
             "chance": [forest.no_lookup_accuracy(d) for d in range(depth + 1)], "seeds": seeds}
@@ -132,9 +170,12 @@ def fixed_arms(result):
 def _label(result):
     m, f = result["model"], result["forest"]
     caps = ", ".join(f"{c:g}" for c in result["capacities"])
-    return (f"pointer forests of {f['n_chains']} chains of depth {result['depth']} ({result['tokens']} tokens); "
-            f"H = {m['hidden_size']}, one prelude layer, one shared layer up to N_r = {len(result['capacities'])} "
-            f"passes; MoR capacities {caps}; ACT τ = {result['act_loss_weight']}; {result['steps']} steps")
+    trained = ", ".join(map(str, result["train_depths"]))
+    return (f"pointer forests of {f['n_chains']} chains, trained on depths {trained} mixed, tested at depth "
+            f"{result['depth']} ({result['tokens']} tokens); H = {m['hidden_size']}, one prelude layer, one shared "
+            f"layer up to N_r = {len(result['capacities'])} passes; MoR capacities {caps}, router α = "
+            f"{result['router_alpha']:g}, auxiliary loss weight {result['router_aux_weight']:g}; ACT τ = "
+            f"{result['act_loss_weight']}; {result['steps']} steps")
 
 
 def figures(result, folder):
@@ -153,14 +194,16 @@ def report(result, figs):
     sizes = result["sizes"]
     lines = [f"{_label(result)}. Held-out accuracy over all nodes and at the nodes deeper than {SHALLOW}, mean ± "
              f"standard deviation (min–max) over {len(result['seeds'])} seeds; multiply-accumulates per token at "
-             f"T = {result['tokens']} (ACT's from its measured passes).", "",
-             "| model | parameters | mean passes | MACs per token | accuracy | accuracy, deep nodes |",
-             "|---|---|---|---|---|---|"]
+             f"T = {result['tokens']} (ACT's from its measured passes); measured host milliseconds per training "
+             f"step at the test depth (each seed's median of {TIMING_ROUNDS}, mean over seeds).", "",
+             "| model | parameters | mean passes | MACs per token | ms per step | accuracy | accuracy, deep nodes |",
+             "|---|---|---|---|---|---|---|"]
     for arm in sizes:
         deep = stats.spread([float(numpy.mean(result["seeds"][s][arm]["accuracy_by_depth"][SHALLOW + 1:]))
                              for s in _seeds(result)])
         lines.append(f"| {arm} | {sizes[arm]['parameters']:,} | {stats.fmt(stats.spread(_values(result, arm, 'passes')))} "
-                     f"| {sizes[arm]['macs_per_token']:,.0f} | {stats.fmt(stats.spread(_values(result, arm, 'accuracy')))} "
+                     f"| {sizes[arm]['macs_per_token']:,.0f} | {1000 * _step_seconds(result, arm):.1f} "
+                     f"| {stats.fmt(stats.spread(_values(result, arm, 'accuracy')))} "
                      f"| {stats.fmt(deep)} |")
     lines += ["", "Mean passes at each node depth (mean over seeds):", "",
               "| model | " + " | ".join(f"depth {d}" for d in range(result["depth"] + 1)) + " |",
@@ -171,10 +214,25 @@ def report(result, figs):
     return "\n".join(lines)
 
 
+def _step_seconds(result, arm):
+    return float(numpy.mean(_values(result, arm, "step_seconds")))
+
+
+def time_ratio(result):
+    """MoR's measured seconds per training step over those of the fixed depth with its mean passes."""
+    return _step_seconds(result, "MoR") / _step_seconds(result, f"fixed, r = {matched_r(result)}")
+
+
 def observations(result):
     act = stats.spread(_values(result, "ACT", "passes"))
+    ratio, r = time_ratio(result), matched_r(result)
     return [f"ACT's mean passes per token came out at {stats.fmt(act)} (set by τ = {result['act_loss_weight']} "
-            f"through training); MoR's are {result['mor_mean_passes']:g} by its capacities, the same for every seed."]
+            f"through training); MoR's are {result['mor_mean_passes']:g} by its capacities, the same for every seed.",
+            f"Equal passes, measured: a training step of MoR took {ratio:.2f} times the host time of one of fixed "
+            f"r = {r}, " + (f"within {EQUAL_TIME:.0%}, so the pair is at equal measured compute too."
+                            if abs(ratio - 1) <= EQUAL_TIME else
+                            f"not within {EQUAL_TIME:.0%}: the pair is at equal counted compute (passes per token), "
+                            "not at equal measured time (the count leaves out MoR's routers, gathers and scatters).")]
 
 
 def claims(result, seeds):

@@ -1,19 +1,23 @@
 """Experiment "relaxed": convert, don't retrain (Bae et al., 2024, arXiv 2410.20672, Relaxed
 Recursive Transformers; Wang et al., 2024, arXiv 2410.03765, Basis Sharing).
 
-One decoder-only LM per seed is trained not-shared (N layers) on the LM's corpus (``lm_corpus``). From it,
-without training again (``models.recursive``):
+One decoder-only LM per seed, the teacher, is trained not-shared (N layers) on the LM's corpus
+(``lm_corpus``) until its held-out loss stops falling (the settings say where that was found). From
+it, without training again (``models.recursive``):
 
 * the Recursive Transformer: its N layers tied by Cycle into M sets, each the average of the
   layers it serves (the paper's Average), held-out loss as converted and after a short
-  uptraining;
+  uptraining on batches the teacher never read;
 * the relaxed ones, a LoRA correction of rank r per position initialized from the truncated SVD
   of each layer's difference to its set, as converted and after the same uptraining;
 * Basis Sharing at several basis sizes k, training-free;
 
-and beside them, trained from scratch for as many updates as the trained model and its uptraining
-together: the same Cycle stack (the recursive model's parameters exactly) and a not-shared stack of
-M layers (the same count too). Held-out loss is plotted against unique parameters.
+and beside them, models of the recursive model's parameters trained from scratch: the same Cycle
+stack and a not-shared stack of M layers for as many updates as the uptraining (the paper's
+comparison: a model of the recursive model's size pretrained on the uptraining tokens), and the
+Cycle stack for as many as the teacher and the uptraining together (the equal-total-compute
+question: is converting worth more than spending the teacher's updates on the small model
+itself?). Held-out loss is plotted against unique parameters.
 """
 import math
 
@@ -55,18 +59,37 @@ def _request(settings, seed, sharing, layers, steps):
                 batch_size=s["batch_size"], lr=s["lr"], eval_every=steps, seed=seed)
 
 
+UPTRAIN, TOTAL = "uptraining", "teacher + uptraining"      # the from-scratch budgets, in updates
+
+
+def scratch(M, N, budget):
+    """The name of the from-scratch Cycle arm trained for the ``budget`` (UPTRAIN or TOTAL)
+    updates: the same words whatever the step counts, so that a plan can name it before the run."""
+    return f"Cycle M = {M}, N = {N}, from scratch ({budget} budget)"
+
+
+def shallow(M):
+    return f"not-shared N = {M}, from scratch ({UPTRAIN} budget)"
+
+
 def _runs(settings):
-    """{arm: (name of its run for a seed, request for a seed)} of the trained runs."""
+    """{arm: (name of its run for a seed, request for a seed)} of the trained runs. No not-shared
+    stack of M layers at the teacher's and the uptraining's updates: the equal-total-compute
+    question is asked by the Cycle stack, and shared against not-shared at equal parameters is the
+    "lm" experiment's."""
     s = settings.relaxed
     total = s["steps"] + s["uptrain_steps"]
     return {TRAINED: (lambda seed: f"relaxed-teacher-s{seed}",
                       lambda seed: _request(settings, seed, "not-shared", s["layers"], s["steps"])),
-            f"Cycle M = {s['unique']}, N = {s['layers']}, from scratch": (
-                lambda seed: f"relaxed-scratch-cycle-s{seed}",
-                lambda seed: _request(settings, seed, "cycle", s["layers"], total)),
-            f"not-shared N = {s['unique']}, from scratch": (
-                lambda seed: f"relaxed-scratch-shallow-s{seed}",
-                lambda seed: _request(settings, seed, "not-shared", s["unique"], total))}
+            scratch(s["unique"], s["layers"], UPTRAIN): (
+                lambda seed: f"relaxed-scratch-cycle-uptrain-s{seed}",
+                lambda seed: _request(settings, seed, "cycle", s["layers"], s["uptrain_steps"])),
+            shallow(s["unique"]): (
+                lambda seed: f"relaxed-scratch-shallow-uptrain-s{seed}",
+                lambda seed: _request(settings, seed, "not-shared", s["unique"], s["uptrain_steps"])),
+            scratch(s["unique"], s["layers"], TOTAL): (
+                lambda seed: f"relaxed-scratch-cycle-total-s{seed}",
+                lambda seed: _request(settings, seed, "cycle", s["layers"], total))}
 
 
 def requests(settings, out=None):
@@ -80,11 +103,33 @@ def trained_model(out, settings, seed, progress=True):
     return cached_run(out, name(seed), progress, **request(seed))["model"]
 
 
+class BatchesAfter:
+    """A task whose batch i is ``task``'s batch ``start + i``; its loss and evaluation are the task's.
+    A task's batches are a pure function of (its seed, the index) and a Trainer starts at index
+    0, so an uptraining on the task itself would replay the teacher's first batches: text the
+    teacher has already learned from. Reading from ``start`` = the teacher's updates on gives it
+    fresh text, as the paper's uptraining on further tokens does."""
+
+    def __init__(self, task, start):
+        self.task, self.start = task, start
+
+    def batch(self, index):
+        return self.task.batch(self.start + index)
+
+    def loss(self, model, batch):
+        return self.task.loss(model, batch)
+
+    def evaluate(self, model):
+        return self.task.evaluate(model)
+
+
 def _uptrain(model, task, s, seed):
-    """A short uptraining of a converted model, its own schedule (warm-up and decay)."""
+    """A short uptraining of a converted model, its own schedule (warm-up and decay), on the
+    batches after the teacher's."""
     ms_random.manual_seed(seed)
-    Trainer(model, task, TrainConfig(steps=s["uptrain_steps"], lr=s["uptrain_lr"], eval_every=s["uptrain_steps"],
-                                     progress=False)).train()
+    Trainer(model, BatchesAfter(task, s["steps"]),
+            TrainConfig(steps=s["uptrain_steps"], lr=s["uptrain_lr"], eval_every=s["uptrain_steps"],
+                        progress=False)).train()
     return model
 
 
@@ -143,7 +188,8 @@ def figures(result, folder):
              f"{result['uptrain_steps']} uptraining steps")
     return [("Held-out loss against unique parameters: the trained not-shared model, its Cycle conversion relaxed "
              "by LoRA of rank r (r = 0 is the recursive model), as converted and uptrained, Basis Sharing, and models of "
-             "the recursive model's parameters trained from scratch",
+             "the recursive model's parameters trained from scratch for the uptraining's updates and for the teacher's "
+             "and the uptraining's together",
              save_figure(plot_relaxed(curves, points, title), f"{folder}/loss_vs_unique_parameters"))]
 
 
@@ -153,7 +199,9 @@ def report(result, figs):
              "trained not-shared for "
              f"{result['steps']} updates; converted to Cycle M = {result['M']} ({result['init']} of the layers each set "
              f"serves), relaxed by LoRA of rank r initialized from the truncated SVD, uptrained {result['uptrain_steps']} "
-             f"updates; Basis Sharing training-free; from scratch: {result['steps'] + result['uptrain_steps']} updates. "
+             f"updates on batches the teacher never read; Basis Sharing training-free; from scratch: "
+             f"{result['uptrain_steps']} updates ({UPTRAIN} budget) and {result['steps'] + result['uptrain_steps']} "
+             f"({TOTAL} budget). "
              f"Held-out loss in nats, mean ± std (min–max) over {n} seeds.", "",
              "| model | unique parameters | held-out loss |", "|---|---|---|"]
     for name, a in result["arms"].items():
@@ -161,10 +209,21 @@ def report(result, figs):
     return "\n".join(lines)
 
 
+def _mean(result, name):
+    return result["arms"][name]["loss"]["mean"]
+
+
 def observations(result):
-    arms, top = result["arms"], max(result["ranks"])
+    arms, top, M, N = result["arms"], max(result["ranks"]), result["M"], result["N"]
     full = arms[TRAINED]["params"]
-    return [f"The recursive model stores {arms['recursive, converted']['params']:,} of the trained model's {full:,} "
+    teacher, total = _mean(result, TRAINED), _mean(result, scratch(M, N, TOTAL))
+    return [f"The teacher reached a held-out loss of {teacher:.3f} (mean over seeds) after {result['steps']} updates, "
+            + ("below" if teacher < total else "not below") + f" the {total:.3f} of the Cycle stack trained from "
+            f"scratch for {result['steps'] + result['uptrain_steps']} (the teacher's and the uptraining's updates); "
+            f"the same stack reached {_mean(result, scratch(M, N, UPTRAIN)):.3f} after the uptraining's "
+            f"{result['uptrain_steps']} alone, and the recursive model made from the teacher "
+            f"{_mean(result, 'recursive, uptrained'):.3f} after its {result['uptrain_steps']} of uptraining.",
+            f"The recursive model stores {arms['recursive, converted']['params']:,} of the trained model's {full:,} "
             f"parameters; rank {top} adds {arms[f'relaxed r = {top}, converted']['params'] - arms['recursive, converted']['params']:,} "
             f"(r (in + out) per matrix and position, {result['N']} positions)."]
 
@@ -178,13 +237,15 @@ def claims(result, seeds):
     def claim(id, a, b, what, paper=None, primary=False):
         return ledger.compare(f"relaxed.{id}", "relaxed", what, "loss", "lower", a, b, seeds, loss(a), loss(b),
                               paper, primary)
-    scratch = f"Cycle M = {M}, N = {N}, from scratch"
     return [
         claim("relaxed_vs_recursive", f"relaxed r = {top}, uptrained", "recursive, uptrained",
               f"Held-out loss, relaxed (r = {top}) against recursive, both uptrained", PAPER_RELAXED, True),
-        claim("uptrained_vs_scratch", "recursive, uptrained", scratch,
-              "Held-out loss, the converted recursive model uptrained against the same stack trained from scratch",
-              PAPER_SCRATCH, True),
+        claim("uptrained_vs_scratch", "recursive, uptrained", scratch(M, N, UPTRAIN),
+              "Held-out loss, the converted recursive model uptrained against the same stack trained from scratch "
+              "for as many updates as the uptraining", PAPER_SCRATCH, True),
+        claim("uptrained_vs_scratch_total", "recursive, uptrained", scratch(M, N, TOTAL),
+              "Held-out loss, the converted recursive model uptrained against the same stack trained from scratch "
+              "for as many updates as the teacher and the uptraining together (equal total updates)"),
         claim("uptraining", "recursive, uptrained", "recursive, converted",
               "Held-out loss, the recursive model after uptraining against as converted"),
         claim("relaxed_converted", f"relaxed r = {top}, converted", "recursive, converted",
@@ -209,7 +270,7 @@ def book_rows(settings, said):
          "the paper uptrains every converted model before it evaluates it (Bae et al., 2024)",
          lambda r: f"not-shared {loss('not-shared, trained')(r)}, recursive as converted "
                    f"{loss('recursive, converted')(r)}"),
-        ("uptrained, the converted model beats the same stack trained from scratch",
+        ("uptrained, the converted model beats the same stack trained from scratch on the uptraining's updates",
          "a recursive Gemma 1B from Gemma 2B gains up to 13.5 points over a Gemma 1B from scratch (Bae et al., 2024)",
          lambda r: said("relaxed.uptrained_vs_scratch")),
         ("the layer-wise LoRA recovers more of the original as r grows",
