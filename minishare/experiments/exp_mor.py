@@ -85,15 +85,26 @@ def training_task(forest, settings, seed):
     return RoutedForestTask(forest, tuple(m["train_depths"]), m["batch_size"], seed)
 
 
-def _train(config, forest, settings, seed, progress):
-    m = settings.mor
+def _trainer(config, forest, settings, seed, steps, progress=False):
     ms_random.manual_seed(seed)          # every arm starts from the same initialization stream
     model = RecursiveForTokenClassification(config)
-    steps = m["steps"]
-    Trainer(model, training_task(forest, settings, seed), TrainConfig(steps=steps, lr=m["lr"], eval_every=steps,
-                                                                     progress=progress)).train()
-    model.eval()
-    return model
+    return Trainer(model, training_task(forest, settings, seed),
+                   TrainConfig(steps=steps, lr=settings.mor["lr"], eval_every=steps, progress=progress))
+
+
+def _train(config, forest, settings, seed, progress):
+    trainer = _trainer(config, forest, settings, seed, settings.mor["steps"], progress)
+    trainer.train()
+    trainer.model.eval()
+    return trainer.model
+
+
+def trains_here(settings):
+    """Every arm trains here, once per seed."""
+    forest = PointerForest(**settings.mor["forest"])
+    return {arm: (settings.mor["steps"] * len(settings.seeds),
+                  lambda steps, config=config: _trainer(config, forest, settings, 0, steps))
+            for arm, config in configs(settings).items()}
 
 
 def step_seconds(models, forest, settings, seed):

@@ -28,7 +28,7 @@ from minishare.analysis.relaxed_figure import plot_relaxed
 from minishare.analysis.count_lm import count_baselines
 from minishare.experiments import book_cells as cells, claims as ledger, stats
 from minishare.experiments.common import corpus_name, tokenizer_vocab_size
-from minishare.run.build import make_task
+from minishare.run.build import build_model, make_config, make_task
 from minishare.experiments.runs import cached_run
 from minishare.models.recursive import to_basis_shared, to_recursive, to_relaxed
 from minishare.sharing import Plan
@@ -123,14 +123,36 @@ class BatchesAfter:
         return self.task.evaluate(model)
 
 
+def _uptrainer(model, task, s, seed, steps):
+    ms_random.manual_seed(seed)
+    return Trainer(model, BatchesAfter(task, s["steps"]),
+                   TrainConfig(steps=steps, lr=s["uptrain_lr"], eval_every=steps, progress=False))
+
+
 def _uptrain(model, task, s, seed):
     """A short uptraining of a converted model, its own schedule (warm-up and decay), on the
     batches after the teacher's."""
-    ms_random.manual_seed(seed)
-    Trainer(model, BatchesAfter(task, s["steps"]),
-            TrainConfig(steps=s["uptrain_steps"], lr=s["uptrain_lr"], eval_every=s["uptrain_steps"],
-                        progress=False)).train()
+    _uptrainer(model, task, s, seed, s["uptrain_steps"]).train()
     return model
+
+
+def trains_here(settings):
+    """The uptrainings, once per seed: of the recursive model and of each relaxed one (timed on an
+    untrained model of the same shape: a step costs what it costs whatever the weights)."""
+    s, plan = settings.relaxed, _plan(settings.relaxed)
+
+    def make(steps, rank=None):
+        task, V = make_task("lm", 0, s["batch_size"], s["seq_len"], corpus=settings.lm_corpus,
+                            vocab_size=settings.vocab_size)
+        ms_random.manual_seed(0)
+        model = build_model("lm", make_config("lm", V, overrides=_request(
+            settings, 0, "not-shared", s["layers"], 1)["overrides"], seq_len=s["seq_len"]))
+        converted = to_recursive(model, plan, s["init"]) if rank is None else to_relaxed(model, plan, rank, s["init"])
+        return _uptrainer(converted, task, s, 0, steps)
+    kinds = {"recursive, uptrained": (s["uptrain_steps"] * len(settings.seeds), make)}
+    kinds.update({f"relaxed r = {r}, uptrained": (s["uptrain_steps"] * len(settings.seeds),
+                                                  lambda steps, r=r: make(steps, r)) for r in s["ranks"]})
+    return kinds
 
 
 def _arms_of_seed(out, settings, seed, progress):
