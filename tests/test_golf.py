@@ -90,6 +90,21 @@ def test_a_bad_entry_gets_one_clear_error(entry, words):
     assert message.startswith("entry.json: ") and words in message and "\n" not in message
 
 
+def test_a_step_too_large_for_the_cpu_limit_is_refused_before_training():
+    """Bytes bound the parameters, not the work: one all-shared layer at 4,000 positions is a few
+    KiB. A step of it (TINY's batch: 4 x 16 tokens) is about 3 * 64 * (4,000 * (4*64 + 2*128 +
+    2*16*8) + 8*64) = 589,922,304 multiply-accumulates, under the limit, but it holds
+    4 * 16 * 4,000 * (8*8 + 2*16) + 4 * 2 * 4,000 * 16**2 = 32,768,000 activation values ... so a
+    batch 16 times larger is refused by the second count, naming both."""
+    deep = with_("model", num_hidden_layers=4000, sharing="all-shared")
+    parse_entry(deep, "entry.json")                      # 32,768,000 values: allowed
+    deep["recipe"].update(batch_size=64)                  # 524,288,000 values: refused
+    with pytest.raises(ValueError) as error:
+        parse_entry(deep, "entry.json")
+    message = str(error.value)
+    assert "524,288,000 activation values" in message and "between steps" in message and "\n" not in message
+
+
 @pytest.mark.parametrize("section, field", [(None, "name"), ("model", "hidden_act"), ("model", "sharing"),
                                             ("recipe", "optimizer"), ("recipe", "schedule")])
 def test_code_in_a_declaration_is_refused_and_never_runs(tmp_path, section, field):

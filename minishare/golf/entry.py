@@ -91,11 +91,41 @@ def parse_entry(value, where="entry"):
     entry = Entry(name, precision, {"vocab_size": DEFAULT_VOCAB, **model}, _check_recipe(recipe, where))
     safeio.integer(entry.model["vocab_size"], f"{where}: model.vocab_size", low=6, high=MAX_VOCAB)
     try:        # every model rule (heads divide H, M with N, ...) is the configuration's own
-        entry.config(entry.model["vocab_size"])
+        config = entry.config(entry.model["vocab_size"])
         entry.train_config()
     except MinishareError as error:
         raise type(error)(f"{where}: {error}") from None
+    _check_step(config, entry.recipe, where)
     return entry
+
+
+# The CPU limit is checked between steps, so one step must stay small: bytes bound the parameters,
+# not the work (an all-shared layer looped 4,000 times is a few KiB). A step's multiply-accumulates
+# (forward and backward, about 3 times the forward's) and the floats its activations hold are
+# bounded at some 30 and 60 times the example entries'.
+MAX_STEP_MACS = 2 * 10 ** 10
+MAX_STEP_FLOATS = 1 << 28
+
+
+def step_size(config, recipe):
+    """(multiply-accumulates, activation floats) of one training step, roughly: per token and
+    position the projections (4 H²) and the FFN (2 H F) and attention's scores and mix (2 T H),
+    the output layer once (H V); activations a few H and F per token and position, and the
+    attention maps (heads · T² per sequence and position)."""
+    B, T, N = recipe["batch_size"], recipe["seq_len"], config.num_hidden_layers
+    H, F, V, heads = config.hidden_size, config.intermediate_size, config.vocab_size, config.num_attention_heads
+    macs = 3 * B * T * (N * (4 * H * H + 2 * H * F + 2 * T * H) + H * V)
+    floats = B * T * N * (8 * H + 2 * F) + B * heads * N * T * T
+    return macs, floats
+
+
+def _check_step(config, recipe, where):
+    macs, floats = step_size(config, recipe)
+    if macs > MAX_STEP_MACS or floats > MAX_STEP_FLOATS:
+        raise InvalidValue(f"{where}: one training step would take about {macs:,} multiply-accumulates and hold "
+                           f"{floats:,} activation values; the limits are {MAX_STEP_MACS:,} and {MAX_STEP_FLOATS:,} "
+                           "(the CPU limit is checked between steps): fewer positions (num_hidden_layers), a smaller "
+                           "batch_size or seq_len")
 
 
 def _section(value, where, prefix, known):
