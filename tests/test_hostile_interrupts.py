@@ -89,10 +89,12 @@ except TrainingInterrupted as stop:
 """
 
 
-@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGHUP])
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGHUP, signal.SIGTERM])
 def test_ctrl_c_in_parallel_training_saves_every_run_and_a_rerun_continues_them(number, tmp_path):
     """The terminal's signal reaches the whole process group (the parent and its workers); the runs
-    in progress save after their step and the parent ends in one line, never a hang."""
+    in progress save after their step and the parent ends in one line, never a hang. So does a
+    SIGTERM to the whole group (``kill -- -PGID``, a service manager stopping the job), which each
+    worker receives twice: from the group and relayed by the parent."""
     out = str(tmp_path)
     requests = {f"copy-s{seed}": {**REQUEST, "seed": seed} for seed in (0, 1)}
     process = start(["-c", DRIVER, out, json.dumps(requests)], start_new_session=True)
