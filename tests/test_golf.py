@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from minishare import backend, cli
+from minishare import backend
 from minishare.data import Tokenizer
 from minishare.golf import budget, quantize, run as golf_run, score
 from minishare.golf.entry import load_entry, parse_entry
@@ -21,6 +21,7 @@ from minishare.models import DecoderLM, TransformerConfig
 from minishare.nn import Module, init
 from minishare.tensor import Tensor
 from minishare.train import Trainer
+from test_run_workflow import run as run_cli
 
 V, H, F = 10, 4, 8
 # one distinct layer: Q, K, V, O (H × H and H each), its LayerNorm (2H); FFN H -> F -> H with biases,
@@ -281,13 +282,6 @@ def test_a_character_never_seen_in_training_is_refused():
 
 
 # --- the command line -------------------------------------------------------------------------------
-def run_cli(capsys, *argv):
-    try:
-        status = cli.main([str(a) for a in argv])
-    except SystemExit as exit:
-        status = exit.code
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def test_golf_prints_the_score_and_three_budgets(tmp_path, capsys):

@@ -11,8 +11,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
-import tempfile
 import time
 
 import pytest
@@ -22,7 +20,7 @@ from minishare.golf import run as golf_run
 from minishare.golf.entry import parse_entry
 from test_golf import TINY, with_
 from test_golf_grader import fake_outputs
-from test_gradescope_dry_run import environment, unzip
+from test_gradescope_dry_run import built_autograder, environment
 
 pytestmark = [
     pytest.mark.slow,
@@ -37,25 +35,7 @@ ENTRIES = {"three steps": TINY, "twenty steps": with_("recipe", steps=20)}
 @pytest.fixture(scope="module")
 def autograder():
     """AUTOGRADER_ROOT after the golf zip's setup.sh."""
-    python_ok = os.path.exists("/usr/bin/python3") and subprocess.run(
-        ["/usr/bin/python3", "-c", "import venv, ensurepip"], capture_output=True).returncode == 0
-    if not python_ok and shutil.which("apt-get") is None:
-        pytest.skip("/usr/bin/python3 cannot make a virtual environment and there is no apt-get to install one")
-    root = tempfile.mkdtemp(prefix="minishare-golf-autograder-")
-    os.chmod(root, 0o755)
-    try:
-        made = subprocess.run([sys.executable, "-m", "minishare.grader", "gradescope", "--golf", "--out",
-                               os.path.join(root, "autograder.zip")], capture_output=True, text=True)
-        assert made.returncode == 0, made.stderr
-        source = os.path.join(root, "source")
-        unzip(os.path.join(root, "autograder.zip"), source)
-        setup = subprocess.run(["bash", "setup.sh"], cwd=source, env=environment(root),
-                               capture_output=True, text=True, timeout=900)
-        assert setup.returncode == 0, f"setup.sh failed:\n{setup.stdout[-3000:]}\n{setup.stderr[-3000:]}"
-        shutil.copy2(os.path.join(source, "run_autograder"), os.path.join(root, "run_autograder"))
-        yield root
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    yield from built_autograder("minishare-golf-autograder-", "--golf")
 
 
 def run_autograder(root, files):

@@ -59,14 +59,20 @@ def unzip(path, folder):
 @pytest.fixture(scope="module")
 def autograder():
     """AUTOGRADER_ROOT after setup.sh: built once for the module (pip installs NumPy)."""
+    yield from built_autograder("minishare-autograder-")
+
+
+def built_autograder(prefix, *flags):
+    """Yields AUTOGRADER_ROOT with ``gradescope *flags``'s zip unzipped into source/ and its
+    setup.sh run (a fixture's body: the folder goes when the generator is closed)."""
     python_ok = os.path.exists("/usr/bin/python3") and subprocess.run(
         ["/usr/bin/python3", "-c", "import venv, ensurepip"], capture_output=True).returncode == 0
     if not python_ok and shutil.which("apt-get") is None:
         pytest.skip("/usr/bin/python3 cannot make a virtual environment and there is no apt-get to install one")
-    root = tempfile.mkdtemp(prefix="minishare-autograder-")
+    root = tempfile.mkdtemp(prefix=prefix)
     os.chmod(root, 0o755)           # student runs root/venv's Python, as under /autograder
     try:
-        cli("gradescope", "--out", os.path.join(root, "autograder.zip"))
+        cli("gradescope", *flags, "--out", os.path.join(root, "autograder.zip"))
         source = os.path.join(root, "source")
         unzip(os.path.join(root, "autograder.zip"), source)
         setup = subprocess.run(["bash", "setup.sh"], cwd=source, env=environment(root),

@@ -8,10 +8,9 @@ import subprocess
 import sys
 import time
 
-import numpy as np
 import pytest
 
-from minishare import checkpoint, data
+from minishare import checkpoint
 from minishare.files import atomic_write
 from test_run_workflow import one_line, run     # the CLI in-process, and its one-line errors
 

@@ -167,7 +167,7 @@ def report(result, figs):
              f"{beyond(result)[0]}–{beyond(result)[-1]}), mean ± standard deviation (min–max) over "
              f"{len(result['seeds'])} seeds; multiply-accumulates per token at T = {result['tokens']} tokens.", "",
              "| model | parameters | MACs per token | accuracy beyond training |", "|---|---|---|---|"]
-    for label, arm, r in ((f"looped, r = 1", "looped", 1),
+    for label, arm, r in (("looped, r = 1", "looped", 1),
                           (f"looped, r = r̄ = {result['mean_iterations']}", "looped", result["mean_iterations"]),
                           (f"looped, r = 2 r̄ = {r_long}", "looped", r_long),
                           ("not-shared, same parameters", ARMS[1], None),

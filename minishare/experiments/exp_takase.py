@@ -34,7 +34,7 @@ from minishare.data import seq2seq
 from minishare.experiments import claims as ledger, runs, stats
 from minishare.experiments.runs import cached_run
 from minishare.experiments.takase_arms import (
-    LN, SOLVED, book_table, budget_figures, budget_keys, by_step, convergence_figures, efficiency_keys,
+    LN, SOLVED, book_table, budget_figures, by_step, convergence_figures, efficiency_keys,
     equal_compute_steps, budget_tables, equal_keys, equal_time_steps, method_claims, method_requests,
     budget_notes, kept_step_times, slug, solved, summarize, variants)
 from minishare.run.build import make_task
