@@ -11,6 +11,7 @@ Import the helpers in a test module with ``from conftest import leaf, host, ...`
 """
 import os
 import re
+import signal
 
 import numpy as np
 import pytest
@@ -157,3 +158,14 @@ def text_corpus(tmp_path_factory):
     path.write_text("\n\n".join(" ".join(story) for story in data.grammar_corpus(40, seed=1)) + "\n",
                     encoding="utf-8")
     return path
+
+
+@pytest.fixture
+def terminal_sigint():
+    """Python's own Ctrl-C handler for a test that sends SIGINT to its own process, as a terminal
+    gives it: a test run started as a background job inherits SIGINT ignored, and the library keeps
+    an ignored signal ignored (by design: ``nohup`` and background jobs), so the test would see
+    nothing happen."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)

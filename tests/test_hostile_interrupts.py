@@ -172,7 +172,7 @@ def test_a_timing_is_not_repeated_and_is_announced_first(tmp_path, monkeypatch, 
     assert "timing" not in capsys.readouterr().out
 
 
-def test_the_estimate_charges_an_interrupted_run_only_the_updates_it_has_left(tmp_path, monkeypatch):
+def test_the_estimate_charges_an_interrupted_run_only_the_updates_it_has_left(tmp_path, monkeypatch, terminal_sigint):
     """A run stopped after its fifth update (a real SIGINT, during the save of that step's
     history) continues from there: the estimate charges it 20 - 5 updates, a fresh run all 20."""
     from minishare.run import training

@@ -258,7 +258,7 @@ def test_ctrl_c_while_starting_is_one_line(delay, tmp_path):
     assert process.returncode in (130, -signal.SIGINT), (process.returncode, err)
 
 
-def test_second_ctrl_c_still_says_how_to_resume(tmp_path, capsys, monkeypatch):
+def test_second_ctrl_c_still_says_how_to_resume(tmp_path, capsys, monkeypatch, terminal_sigint):
     """A second Ctrl-C during the save after the first interrupts at once: the one line still
     says where the last checkpoint is and how to resume. The two signals are real SIGINTs, sent
     by the process to itself while the fifth step's history is being written."""
