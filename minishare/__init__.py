@@ -20,7 +20,9 @@ def _interrupted_while_starting(kind, value, traceback, default=sys.excepthook):
     ImportError about a broken install, so a signal seen while starting ends the same way
     whatever the exception."""
     if issubclass(kind, KeyboardInterrupt) or _INTERRUPTED:
-        number = signal.Signals(_INTERRUPTED[0] if _INTERRUPTED else signal.SIGINT)
+        # a SIGTERM or SIGHUP the command line's own handler turned into KeyboardInterrupt (one
+        # landing before its try block) carries its signal
+        number = signal.Signals(_INTERRUPTED[0] if _INTERRUPTED else getattr(value, "signal", signal.SIGINT))
         by = "" if number == signal.SIGINT else f" by {number.name}"
         print(f"python -m minishare: interrupted{by}", file=sys.stderr, flush=True)
         os._exit(128 + number)

@@ -160,6 +160,14 @@ def text_corpus(tmp_path_factory):
     return path
 
 
+def default_signals():
+    """A child process's ``preexec_fn``: it starts with the signals a terminal gives it, whatever
+    this test run inherited (a background job ignores SIGINT, and its children would train on
+    through a Ctrl-C)."""
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, signal.SIG_DFL)
+
+
 @pytest.fixture
 def terminal_sigint():
     """Python's own Ctrl-C handler for a test that sends SIGINT to its own process, as a terminal

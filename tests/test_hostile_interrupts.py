@@ -17,15 +17,11 @@ from minishare.checkpoint import CheckpointError
 from minishare.errors import InvalidType, InvalidValue, MissingPackage
 from minishare.experiments import runs
 from minishare.run.errors import BadArgument, RunInUse, TrainingDiverged, TrainingInterrupted
+from conftest import default_signals
 from test_run_workflow import one_line, run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STARTED = []
-
-
-def default_signals():
-    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(number, signal.SIG_DFL)
 
 
 def start(argv, **kwargs):

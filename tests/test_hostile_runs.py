@@ -12,6 +12,7 @@ import pytest
 
 from minishare import checkpoint
 from minishare.files import atomic_write
+from conftest import default_signals
 from test_run_workflow import one_line, run     # the CLI in-process, and its one-line errors
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -26,13 +27,6 @@ def env():
 
 
 STARTED = []                      # the runs this module started, killed after each test
-
-
-def default_signals():
-    """A child starts with the signals a terminal gives it, whatever this test run inherited (a
-    background job ignores SIGINT, and its children would train on through a Ctrl-C)."""
-    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(number, signal.SIG_DFL)
 
 
 def start(*argv):

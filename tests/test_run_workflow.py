@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from minishare import checkpoint, cli
+from conftest import default_signals
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = ["train", "--task", "copy", "-H", "16", "-N", "1", "--batch-size", "8", "--eval-every", "50",
@@ -57,7 +58,8 @@ def checksums(folder):
 def start(out, *extra):
     env = {**os.environ, "PYTHONPATH": ROOT, "OPENBLAS_NUM_THREADS": "1"}
     return subprocess.Popen([sys.executable, "-m", "minishare", *TINY, "--out", str(out), *extra],
-                            env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=default_signals)
 
 
 def interrupt_after_first_checkpoint(process, out, signum):
