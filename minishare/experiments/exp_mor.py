@@ -236,9 +236,12 @@ def time_ratio(result):
 
 def observations(result):
     act = stats.spread(_values(result, "ACT", "passes"))
+    passes = [f"ACT's mean passes per token came out at {stats.fmt(act)} (set by τ = {result['act_loss_weight']} "
+              f"through training); MoR's are {result['mor_mean_passes']:g} by its capacities, the same for every seed."]
+    if "step_seconds" not in next(iter(result["seeds"].values()))["MoR"]:     # an earlier design's result: not timed
+        return passes
     ratio, r = time_ratio(result), matched_r(result)
-    return [f"ACT's mean passes per token came out at {stats.fmt(act)} (set by τ = {result['act_loss_weight']} "
-            f"through training); MoR's are {result['mor_mean_passes']:g} by its capacities, the same for every seed.",
+    return passes + [
             f"Equal passes, measured: a training step of MoR took {ratio:.2f} times the host time of one of fixed "
             f"r = {r}, " + (f"within {EQUAL_TIME:.0%}, so the pair is at equal measured compute too."
                             if abs(ratio - 1) <= EQUAL_TIME else

@@ -238,16 +238,18 @@ def _mean(result, name):
 def observations(result):
     arms, top, M, N = result["arms"], max(result["ranks"]), result["M"], result["N"]
     full = arms[TRAINED]["params"]
+    size = [f"The recursive model stores {arms['recursive, converted']['params']:,} of the trained model's {full:,} "
+            f"parameters; rank {top} adds {arms[f'relaxed r = {top}, converted']['params'] - arms['recursive, converted']['params']:,} "
+            f"(r (in + out) per matrix and position, {result['N']} positions)."]
+    if scratch(M, N, TOTAL) not in arms:      # a result of the earlier design: one from-scratch arm
+        return size
     teacher, total = _mean(result, TRAINED), _mean(result, scratch(M, N, TOTAL))
     return [f"The teacher reached a held-out loss of {teacher:.3f} (mean over seeds) after {result['steps']} updates, "
             + ("below" if teacher < total else "not below") + f" the {total:.3f} of the Cycle stack trained from "
             f"scratch for {result['steps'] + result['uptrain_steps']} (the teacher's and the uptraining's updates); "
             f"the same stack reached {_mean(result, scratch(M, N, UPTRAIN)):.3f} after the uptraining's "
             f"{result['uptrain_steps']} alone, and the recursive model made from the teacher "
-            f"{_mean(result, 'recursive, uptrained'):.3f} after its {result['uptrain_steps']} of uptraining.",
-            f"The recursive model stores {arms['recursive, converted']['params']:,} of the trained model's {full:,} "
-            f"parameters; rank {top} adds {arms[f'relaxed r = {top}, converted']['params'] - arms['recursive, converted']['params']:,} "
-            f"(r (in + out) per matrix and position, {result['N']} positions)."]
+            f"{_mean(result, 'recursive, uptrained'):.3f} after its {result['uptrain_steps']} of uptraining."] + size
 
 
 def claims(result, seeds):
