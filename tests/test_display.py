@@ -280,10 +280,12 @@ def test_every_committed_result_was_made_with_the_full_settings():
     assert not stale, f"made with other settings than FULL: {stale}"
 
 
-def test_the_book_reads_every_committed_result_with_the_current_code():
+def test_the_book_and_the_notebooks_read_every_committed_result_with_the_current_code(tmp_path):
     """The book renders each committed result's observations and tables with this library's code
-    (book/_ext/measured.py), also where the result predates a redesign: a function that assumes
-    arms or fields an older result lacks would stop the book's build."""
+    (book/_ext/measured.py), and a full-mode notebook its report and figures, also where the
+    result predates a redesign: a function that assumes arms or fields an older result lacks would
+    stop the book's build and the notebook."""
+    pytest.importorskip("matplotlib")
     from minishare.experiments import registry
     for name, experiment in registry.experiments().items():
         path = os.path.join(course.FIGURES, name, "result.json")
@@ -291,6 +293,8 @@ def test_the_book_reads_every_committed_result_with_the_current_code():
             saved = json.load(open(path, encoding="utf-8"))
             assert all(isinstance(line, str) for line in experiment.observations(saved["result"])), name
             experiment.book_tables(saved["result"], saved["settings"], lambda claim_id: "")
+            figures = experiment.figures(saved["result"], str(tmp_path / name))
+            assert isinstance(experiment.report(saved["result"], figures), str), name
 
 
 def test_a_result_of_an_older_data_pipeline_is_named_as_such():

@@ -181,11 +181,13 @@ def fixed_arms(result):
 def _label(result):
     m, f = result["model"], result["forest"]
     caps = ", ".join(f"{c:g}" for c in result["capacities"])
-    trained = ", ".join(map(str, result["train_depths"]))
+    # a result of the earlier design trained at the test depth alone, with neither α nor the auxiliary loss
+    trained = ", ".join(map(str, result.get("train_depths", [result["depth"]])))
+    router = (f", router α = {result['router_alpha']:g}, auxiliary loss weight {result['router_aux_weight']:g}"
+              if "router_alpha" in result else "")
     return (f"pointer forests of {f['n_chains']} chains, trained on depths {trained} mixed, tested at depth "
             f"{result['depth']} ({result['tokens']} tokens); H = {m['hidden_size']}, one prelude layer, one shared "
-            f"layer up to N_r = {len(result['capacities'])} passes; MoR capacities {caps}, router α = "
-            f"{result['router_alpha']:g}, auxiliary loss weight {result['router_aux_weight']:g}; ACT τ = "
+            f"layer up to N_r = {len(result['capacities'])} passes; MoR capacities {caps}{router}; ACT τ = "
             f"{result['act_loss_weight']}; {result['steps']} steps")
 
 
@@ -213,7 +215,8 @@ def report(result, figs):
         deep = stats.spread([float(numpy.mean(result["seeds"][s][arm]["accuracy_by_depth"][SHALLOW + 1:]))
                              for s in _seeds(result)])
         lines.append(f"| {arm} | {sizes[arm]['parameters']:,} | {stats.fmt(stats.spread(_values(result, arm, 'passes')))} "
-                     f"| {sizes[arm]['macs_per_token']:,.0f} | {1000 * _step_seconds(result, arm):.1f} "
+                     f"| {sizes[arm]['macs_per_token']:,.0f} "
+                     f"| {f'{1000 * _step_seconds(result, arm):.1f}' if _timed(result) else 'not measured'} "
                      f"| {stats.fmt(stats.spread(_values(result, arm, 'accuracy')))} "
                      f"| {stats.fmt(deep)} |")
     lines += ["", "Mean passes at each node depth (mean over seeds):", "",
@@ -223,6 +226,11 @@ def report(result, figs):
         per = numpy.mean([result["seeds"][s][arm]["passes_by_depth"] for s in _seeds(result)], axis=0)
         lines.append(f"| {arm} | " + " | ".join(f"{v:.2f}" for v in per) + " |")
     return "\n".join(lines)
+
+
+def _timed(result):
+    """Whether the arms' step times were measured (a result of the earlier design has none)."""
+    return "step_seconds" in next(iter(result["seeds"].values()))["MoR"]
 
 
 def _step_seconds(result, arm):
@@ -238,7 +246,7 @@ def observations(result):
     act = stats.spread(_values(result, "ACT", "passes"))
     passes = [f"ACT's mean passes per token came out at {stats.fmt(act)} (set by τ = {result['act_loss_weight']} "
               f"through training); MoR's are {result['mor_mean_passes']:g} by its capacities, the same for every seed."]
-    if "step_seconds" not in next(iter(result["seeds"].values()))["MoR"]:     # an earlier design's result: not timed
+    if not _timed(result):
         return passes
     ratio, r = time_ratio(result), matched_r(result)
     return passes + [
