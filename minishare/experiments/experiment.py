@@ -15,7 +15,9 @@ a complete one)::
     def trains_here(settings): ...         # optional: {label: (updates, make)}, the training ``run``
                                            # does in its own process: ``make(steps)`` returns a
                                            # ``Trainer`` of that kind for ``steps`` updates, which
-                                           # ``reproduce`` times for its estimate before anything trains
+                                           # ``reproduce`` times for its estimate before anything trains;
+                                           # with --jobs > 1 its ``run`` goes to a fresh worker process
+                                           # beside the others that declare it
     def run(out, settings, progress=True): ...        # -> result, plain JSON data
     def figures(result, folder): ...       # -> [(caption, [paths])], each figure saved as PNG and SVG
     def report(result, figures): ...       # -> Markdown

@@ -126,7 +126,11 @@ def _run_side_by_side(names, settings, out, jobs, progress):
             raise TrainingInterrupted(stop.signal, None, out, f"interrupted by {stop.signal.name} while "
                                       f"{', '.join(names)} ran; their training is not kept (it runs in "
                                       "their own process): rerunning the same command starts them again") from None
-    return {name: json.loads(text) for name, text in zip(names, texts)}
+    results = {name: json.loads(text) for name, text in zip(names, texts)}
+    for name, result in results.items():     # kept at once: a later experiment's failure loses none of them
+        view = registry.get(name).settings(settings)
+        _write_json(os.path.join(out, name, "result.json"), {"settings": view.key(), "result": result})
+    return results
 
 
 def requests(names, settings, out=None):
