@@ -160,6 +160,14 @@ def text_corpus(tmp_path_factory):
     return path
 
 
+def terminal_environment():
+    """The environment a student's shell gives a command: this one without what a pytest-xdist
+    worker adds (``PYTEST_XDIST_WORKER`` and the like). A pytest started with those believes it is a
+    worker, and plugins installed beside it (pytest-benchmark) warn that xdist is active."""
+    return {name: value for name, value in os.environ.items()
+            if not name.startswith(("PYTEST_XDIST_", "PYTEST_CURRENT_TEST"))}
+
+
 def default_signals():
     """A child process's ``preexec_fn``: it starts with the signals a terminal gives it, whatever
     this test run inherited (a background job ignores SIGINT, and its children would train on

@@ -20,6 +20,8 @@ from minishare import backend
 from minishare.grader import cases, catalog, check, grade, gradescope, regions, release, scan, suites
 from minishare.grader.__main__ import main
 
+from conftest import terminal_environment
+
 numpy_run_only = pytest.mark.skipif(backend.name == "strict", reason="workers run on NumPy whatever the "
                                     "backend; the NumPy run of the suite covers this")
 
@@ -204,7 +206,7 @@ def test_the_real_release_holds_no_given_function_and_its_visible_cases_pass_on_
         for relative in exercise.edit:
             shutil.copy(os.path.join(REAL, exercise.folder, relative), out / exercise.folder / relative)
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=out,
-                          capture_output=True, text=True)
+                          env=terminal_environment(), capture_output=True, text=True)
     assert done.returncode == 0 and " passed" in done.stdout and "failed" not in done.stdout, done.stdout[-3000:]
 
 
@@ -214,7 +216,7 @@ def test_a_student_runs_one_task_in_the_release_against_the_expected_data(tmp_pa
     toy = tmp_path / "out" / "ex01_toy" / "toy.py"
     toy.write_text(toy.read_text().replace('raise NotImplementedError("ex01 task 2")', "return x + x"))
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "ex01_task2"],
-                          cwd=tmp_path / "out", capture_output=True, text=True)
+                          cwd=tmp_path / "out", env=terminal_environment(), capture_output=True, text=True)
     assert "1 failed, 1 deselected" in done.stdout and "6, expected 9" in done.stdout
     assert "Warning" not in done.stdout + done.stderr
 
