@@ -79,8 +79,16 @@ def _defaults(function):
             if parameter.default is not inspect.Parameter.empty}
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose refusal is one line: the problem and where the flags are listed
+    (argparse's own prints the whole usage first, some twenty lines above the one that matters)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(prog="python -m minishare",
+    parser = Parser(prog="python -m minishare",
                                      description="minishare: parameter sharing in Transformers, runnable.")
     sub = parser.add_subparsers(dest="command", required=True)
 

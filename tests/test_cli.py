@@ -190,6 +190,16 @@ def test_help(command, capsys):
     assert out.startswith("usage: python -m minishare")
 
 
+@pytest.mark.parametrize("argv, names", [
+    (["train", "--steps", "abc"], "--steps"), (["train", "--threads", "0"], "--threads"),
+    (["train", "--frobnicate"], "--frobnicate"), (["frobnicate"], "frobnicate"), ([], "command"),
+])
+def test_a_malformed_command_line_is_one_line_naming_the_problem(argv, names, capsys):
+    status, out, err = run(capsys, *argv)
+    assert status == 2 and out == ""
+    assert len(err.splitlines()) == 1 and names in err and "--help" in err and "usage:" not in err, err
+
+
 # --- train ----------------------------------------------------------------------------------------
 def train_args(out, corpus, steps, *extra):
     return ["train", "--corpus", corpus, "--vocab-size", 80, "--seq-len", 32, "--batch-size", 8,
