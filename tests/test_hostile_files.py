@@ -16,8 +16,10 @@ import pytest
 
 from minishare import checkpoint, data
 from minishare.checkpoint import CheckpointError
+from minishare.errors import InvalidValue
 from minishare.models import AlbertConfig, AlbertForPreTraining
 from minishare.models.hub import HubError
+from minishare.run import build
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = dict(vocab_size=50, embedding_size=8, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
@@ -100,6 +102,16 @@ def test_corpus_folder_with_a_fifo_or_a_device_is_refused_naming_it(kind, tmp_pa
     out = bounded("from minishare import data\n" + outcome_of(f"data.load_text({str(folder)!r})"), timeout=30)
     assert out.startswith("InvalidValue:") and "b.txt" in out, out
     assert ("FIFO" if kind == "fifo" else "device") in out, out
+
+
+def test_a_corpus_of_one_document_is_refused_before_the_tokenizer_is_trained(tmp_path, monkeypatch):
+    """A run holds documents out: a file with no blank line is one document, refused as it is read
+    (on a 300 MB file, after the tokenizer's training, the refusal came some 100 s late)."""
+    (tmp_path / "one.txt").write_text("The cat sat. The dog ran.\nThe end came.\n" * 50)
+    monkeypatch.setattr(build, "load_tokenizer", lambda *a, **k: pytest.fail("the tokenizer was trained"))
+    with pytest.raises(InvalidValue) as info:
+        build.make_task("lm", 0, 4, 16, corpus=str(tmp_path / "one.txt"))
+    assert "one.txt" in str(info.value) and "1 document" in str(info.value) and "at least 2" in str(info.value)
 
 
 def test_tokenizer_file_that_is_a_fifo_is_refused(tmp_path):
@@ -406,7 +418,6 @@ def test_one_line_corpus_is_read_and_counted_in_a_few_times_its_size(tmp_path):
     BPE pieces allocates a few times the file (Python's peak as tracemalloc sees it), where a
     list of every word once cost about 20 times."""
     import tracemalloc
-    from minishare.run import build
     rng = np.random.default_rng(0)
     words = np.array([f"w{i}" for i in range(300)] + ["The", "end."])
     path = tmp_path / "one_line.txt"
@@ -414,7 +425,7 @@ def test_one_line_corpus_is_read_and_counted_in_a_few_times_its_size(tmp_path):
     size = path.stat().st_size
     tracemalloc.start()
     try:
-        build.load_tokenizer(build.corpus_documents(str(path)), vocab_size=330)
+        build.load_tokenizer(data.load_text(str(path)), vocab_size=330)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
