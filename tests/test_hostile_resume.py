@@ -146,7 +146,7 @@ def test_a_corpus_changed_since_is_refused_naming_the_data(tmp_path, capsys):
     corpus.write_text("\n\n".join(" ".join(d) for d in documents[::-1]))     # the same words, other documents
     status, _, err = run(capsys, *argv, "--steps", 4, "--out", out, "--resume")
     line = one_line(err)
-    assert status == 2 and "data digest" in line and "the data now" in line, line
+    assert status == 2 and "data digest" in line and "the data now" in line and "corpus" in line, line
 
 
 def test_an_unchanged_run_still_resumes(trained, capsys):

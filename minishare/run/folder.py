@@ -260,10 +260,11 @@ def identity_conflicts(recorded, expected):
     for name in sorted(set(old) | set(new)):
         if old.get(name) != new.get(name):
             conflicts.append(f"{name}={old.get(name)!r} (config.json: {new.get(name)!r})")
-    for part, file in (("model", "config.json's model"), ("tokenizer", "tokenizer.json"),
-                       ("data", "the data now")):
+    for part, file, why in (("model", "config.json's model", ""), ("tokenizer", "tokenizer.json", ""),
+                            ("data", "the data now", ": the corpus or the task's data changed since the run "
+                             "was trained (restore it, or train again with --overwrite)")):
         if recorded[part] != expected[part]:
-            conflicts.append(f"{part} digest {str(recorded[part])[:12]} ({file}: {str(expected[part])[:12]})")
+            conflicts.append(f"{part} digest {str(recorded[part])[:12]} ({file}: {str(expected[part])[:12]}){why}")
     if recorded["dtype"] != expected["dtype"]:
         conflicts.append(f"dtype {recorded['dtype']!r:.20} (the run trains in {expected['dtype']})")
     return conflicts
