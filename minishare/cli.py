@@ -207,6 +207,10 @@ def cmd_count(args):
         print(f"{args.preset} {_overrides(args) or ''}: {params.count_parameters(config):,} parameters")
         print(f"plan: {config.plan()}")
         return
+    if _overrides(args):
+        flags = ", ".join("--" + arg.replace("_", "-") for arg in MODEL_FLAGS if getattr(args, arg, None) is not None)
+        raise InvalidValue(f"{flags} change one preset's configuration and mean nothing for the tables: "
+                           "name the preset, e.g. --preset albert-base")
     print("ALBERT (Lan et al., 2019), V = 30,000, encoder with pooler: our exact counts beside the "
           "paper's rounded ones\n")
     print(params.format_table(params.albert_tables(), ["table", "configuration", "parameters", "paper"]))
@@ -382,6 +386,10 @@ def _run(command, args, parser, prefix):
         print(f"{prefix}: error: out of memory{f' ({err})' if str(err) else ''}: try a smaller model, "
               "batch or sequence length", file=sys.stderr)
         return 1
+    except BrokenPipeError:         # the reader left (``count | head``): nothing more to say to it
+        # stdout points at nothing from here, so the interpreter's last flush does not fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (MinishareError, OSError) as err:     # not a bug: anything else shows its traceback
         # an OSError's args start with its errno; its str names the problem and the file
         message = str(err) if isinstance(err, OSError) or not err.args else err.args[0]

@@ -8,6 +8,8 @@ on stderr, never a traceback; ``train`` writes its files and ``train --resume`` 
 import csv
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -198,6 +200,24 @@ def test_a_malformed_command_line_is_one_line_naming_the_problem(argv, names, ca
     status, out, err = run(capsys, *argv)
     assert status == 2 and out == ""
     assert len(err.splitlines()) == 1 and names in err and "--help" in err and "usage:" not in err, err
+
+
+@pytest.mark.parametrize("flags, named", [(["-H", "0"], "--hidden-size"),
+                                          (["--sharing", "cycle", "-M", "2"], "--sharing, --num-unique-layers")])
+def test_count_refuses_a_configuration_flag_without_a_preset(flags, named, capsys):
+    """The tables are fixed configurations: a flag that would change one was ignored silently."""
+    status, out, err = run(capsys, "count", *flags)
+    assert status == 2 and out == "" and "--preset" in err and named in err, err
+
+
+def test_a_reader_that_leaves_early_is_not_an_error():
+    """``count | head -1``: the pipe closes under the tables; the command ends with status 0 and
+    says nothing (it said ``error: [Errno 32] Broken pipe``). Here stdout is a pipe whose reader
+    has already gone, so the first write fails every time."""
+    code = ("import os, sys\nread, write = os.pipe()\nos.close(read)\nos.dup2(write, 1)\n"
+            "from minishare import cli\nsys.exit(cli.main(['count']))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == "", (done.returncode, done.stderr)
 
 
 # --- train ----------------------------------------------------------------------------------------
