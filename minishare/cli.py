@@ -209,8 +209,8 @@ def cmd_count(args):
         return
     if _overrides(args):
         flags = ", ".join("--" + arg.replace("_", "-") for arg in MODEL_FLAGS if getattr(args, arg, None) is not None)
-        raise InvalidValue(f"{flags} change one preset's configuration and mean nothing for the tables: "
-                           "name the preset, e.g. --preset albert-base")
+        raise InvalidValue(f"{flags}: such a flag changes one preset's configuration and means nothing for "
+                           "the tables; name the preset, e.g. --preset albert-base")
     print("ALBERT (Lan et al., 2019), V = 30,000, encoder with pooler: our exact counts beside the "
           "paper's rounded ones\n")
     print(params.format_table(params.albert_tables(), ["table", "configuration", "parameters", "paper"]))
