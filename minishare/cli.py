@@ -84,6 +84,7 @@ class Parser(argparse.ArgumentParser):
     (argparse's own prints the whole usage first, some twenty lines above the one that matters)."""
 
     def error(self, message):
+        """Print ``message`` as one line on stderr and exit with status 2."""
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
