@@ -1,11 +1,13 @@
 """Figure 1's observations name what the mean over seeds hides: a seed that stayed on the unigram
 plateau, and a fixed point reached only by such a seed. Checked on a hand-made result."""
+import dataclasses
 import json
 import os
 
 import pytest
 
-from minishare.experiments import exp_layerwise
+from minishare.experiments import albert_arms, exp_layerwise
+from minishare.experiments.settings import FULL
 
 
 def _model(mlm_loss, unigram, l2_curves):
@@ -102,3 +104,17 @@ def test_when_fewer_than_two_seeds_learned_every_seed_is_paired_and_the_gate_dec
     primary = next(c for c in found if c["id"] == "layerwise.l2")
     assert primary["seeds"] == [0, 1] and "fewer than two seeds learned: all 2 paired" in primary["what"]
     assert primary["verdict"] == "cannot tell" and "not compared" in primary["statement"]
+
+
+def test_a_training_recipe_other_than_the_albert_runs_is_in_the_request_and_the_name():
+    """Figure 1's runs train at their own tuned rate and batch: the request carries them, the name
+    says them (a run of another recipe never shares a cache entry), and the ALBERT runs' own
+    recipe adds nothing to the name, so equal requests still get equal names."""
+    settings = dataclasses.replace(FULL, layerwise_recipe=dict(lr=1e-3, batch_size=16))
+    request = albert_arms.albert_request(settings, "all-shared", seed=3, steps=1600,
+                                         recipe=settings.layerwise_recipe, num_hidden_layers=12)
+    assert (request["lr"], request["batch_size"], request["steps"]) == (1e-3, 16, 1600)
+    assert albert_arms.run_name(settings, "all-shared", seed=3, steps=1600, recipe=settings.layerwise_recipe,
+                                num_hidden_layers=12) == "albert-all-shared-sop-1600steps-N12-b16-lr0.001-s3"
+    usual = dict(lr=FULL.pretrain_lr, batch_size=FULL.batch_size)
+    assert albert_arms.run_name(FULL, "all-shared", seed=3, recipe=usual) == albert_arms.run_name(FULL, "all-shared", seed=3)

@@ -13,21 +13,23 @@ from minishare.experiments.runs import cached_run
 VARIANTS = ("not-shared", "all-shared", "shared-attention", "shared-ffn")
 METRICS = ("eval_mlm_loss", "eval_mlm_accuracy", "eval_sop_accuracy", "eval_nsp_accuracy", "eval_mlm_unigram_loss")
 # How a field that differs from ``settings.albert`` shows in a run name.
-_TAGS = {"embedding_size": "E", "hidden_size": "H", "num_hidden_layers": "N"}
+_TAGS = {"embedding_size": "E", "hidden_size": "H", "num_hidden_layers": "N", "batch_size": "b"}
 
 
-def albert_request(settings, sharing, objective="sop", seed=0, steps=None, **config):
+def albert_request(settings, sharing, objective="sop", seed=0, steps=None, recipe=None, **config):
     """The run_training arguments of one tiny ALBERT pre-training run; ``config``: AlbertConfig
-    fields that differ from ``settings.albert``; ``steps``: other than ``settings.pretrain_steps``."""
-    return dict(task="pretrain", preset="albert-tiny", overrides={**settings.albert, "sharing": sharing, **config},
-                objective=objective, corpus=settings.pretrain_corpus, vocab_size=settings.vocab_size,
-                seq_len=settings.seq_len, steps=steps or settings.pretrain_steps, batch_size=settings.batch_size,
-                lr=settings.pretrain_lr, eval_every=settings.eval_every, seed=seed)
+    fields that differ from ``settings.albert``; ``steps``: other than ``settings.pretrain_steps``;
+    ``recipe``: training arguments (``lr``, ``batch_size``) other than the ALBERT runs'."""
+    return {**dict(task="pretrain", preset="albert-tiny", overrides={**settings.albert, "sharing": sharing, **config},
+                   objective=objective, corpus=settings.pretrain_corpus, vocab_size=settings.vocab_size,
+                   seq_len=settings.seq_len, steps=steps or settings.pretrain_steps, batch_size=settings.batch_size,
+                   lr=settings.pretrain_lr, eval_every=settings.eval_every, seed=seed), **(recipe or {})}
 
 
-def run_name(settings, sharing, objective="sop", seed=0, steps=None, **config):
+def run_name(settings, sharing, objective="sop", seed=0, steps=None, recipe=None, **config):
     """A readable, unique name, e.g. "albert-all-shared-sop-E16-s0"; fields equal to
-    ``settings.albert`` are left out, so equal requests get equal names."""
+    ``settings.albert`` (and a recipe equal to the ALBERT runs') are left out, so equal requests
+    get equal names."""
     tags = [] if steps in (None, settings.pretrain_steps) else [f"{steps}steps"]
     for field, value in sorted(config.items()):
         if settings.albert.get(field) == value:
@@ -36,19 +38,23 @@ def run_name(settings, sharing, objective="sop", seed=0, steps=None, **config):
             tags.append("tied" if value else "untied")
         else:
             tags.append(f"{_TAGS.get(field, field)}{value}")
+    usual = {"lr": settings.pretrain_lr, "batch_size": settings.batch_size}
+    for field, value in sorted((recipe or {}).items()):
+        if usual.get(field) != value:
+            tags.append(f"{_TAGS.get(field, field)}{value:g}")
     return "-".join(["albert", sharing, objective, *tags, f"s{seed}"])
 
 
-def seed_requests(settings, sharing, objective="sop", steps=None, **config):
+def seed_requests(settings, sharing, objective="sop", steps=None, recipe=None, **config):
     """{run name: request} of one configuration, once per seed of ``settings.seeds``."""
-    return {run_name(settings, sharing, objective, seed, steps, **config):
-            albert_request(settings, sharing, objective, seed, steps, **config) for seed in settings.seeds}
+    return {run_name(settings, sharing, objective, seed, steps, recipe, **config):
+            albert_request(settings, sharing, objective, seed, steps, recipe, **config) for seed in settings.seeds}
 
 
-def seed_runs(out, settings, sharing, objective="sop", progress=True, steps=None, **config):
+def seed_runs(out, settings, sharing, objective="sop", progress=True, steps=None, recipe=None, **config):
     """The finished runs of one configuration, one per seed (trained here when missing)."""
     return [cached_run(out, name, progress, **request)
-            for name, request in seed_requests(settings, sharing, objective, steps, **config).items()]
+            for name, request in seed_requests(settings, sharing, objective, steps, recipe, **config).items()]
 
 
 def summarize(runs, metrics=METRICS):

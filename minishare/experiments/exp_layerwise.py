@@ -14,8 +14,8 @@ from minishare.run.build import build_model, make_config, make_task
 NAME = "layerwise"
 TITLE = "Layer-to-layer transitions (ALBERT Figure 1)"
 ORDER = 40
-READS = ("albert", "batch_size", "eval_every", "layerwise", "layerwise_steps", "pretrain_corpus",
-         "pretrain_lr", "pretrain_steps", "seq_len", "vocab_size")
+READS = ("albert", "batch_size", "eval_every", "layerwise", "layerwise_recipe", "layerwise_steps",
+         "pretrain_corpus", "pretrain_lr", "pretrain_steps", "seq_len", "vocab_size")
 
 
 # The paper's two models, and an all-shared one at the BERT-style E: set against BERT-style, it
@@ -35,7 +35,7 @@ def configs(settings):
 def requests(settings, out=None):
     return {name: request for sharing, config in configs(settings).values()
             for name, request in albert_arms.seed_requests(settings, sharing, steps=settings.layerwise_steps,
-                                                          **config).items()}
+                                                          recipe=settings.layerwise_recipe, **config).items()}
 
 
 def _measure(model, batches):
@@ -47,11 +47,11 @@ def run(out, settings, progress=True):
               "steps": settings.layerwise_steps, "models": {}}
     for style, (sharing, config) in configs(settings).items():
         runs = albert_arms.seed_runs(out, settings, sharing, progress=progress, steps=settings.layerwise_steps,
-                                    **config)
+                                    recipe=settings.layerwise_recipe, **config)
         kinds = {"trained": [], "untrained": []}
         for seed, trained in zip(settings.seeds, runs):
             request = albert_arms.albert_request(settings, sharing, seed=seed, steps=settings.layerwise_steps,
-                                                **config)
+                                                recipe=settings.layerwise_recipe, **config)
             task, V = make_task("pretrain", seed, settings.batch_size, settings.seq_len,
                                 corpus=settings.pretrain_corpus, vocab_size=settings.vocab_size)
             batches = task.eval_sets["sop"]
