@@ -25,9 +25,8 @@ import time
 from minishare import random as ms_random, safeio
 from minishare.data import Tokenizer
 from minishare.errors import InvalidValue
-from minishare.golf import budget, quantize, score, splits
+from minishare.golf import budget, designs, quantize, score, splits
 from minishare.golf.splits import document_text
-from minishare.models import DecoderLM
 from minishare.progress import bar as progress_bar
 from minishare.tasks import LanguageModelingTask
 from minishare.train import Trainer
@@ -75,16 +74,18 @@ def grade(entry, split="validation", budget_bytes=BUDGET_BYTES, cpu_seconds=CPU_
     n_bytes = budget.check_budget(entry, tokenizer.vocab_size, budget_bytes)      # before any training
     recipe = entry.recipe
     ms_random.manual_seed(recipe["seed"])
-    model = DecoderLM(entry.config(tokenizer.vocab_size))
+    model = designs.build(entry, tokenizer.vocab_size)
     task = LanguageModelingTask(parts["train"], parts["validation"], tokenizer, recipe["batch_size"],
                                 recipe["seq_len"], recipe["seed"])
     trainer = Trainer(model, task, entry.train_config())
     cpu, stopped = train_within(trainer, cpu_seconds, progress)
     quantize.quantize_(model, entry.precision)
-    result = score.bits_per_byte(model, parts[split], tokenizer, recipe["seq_len"])
+    scored = designs.at_test_depth(entry, model, tokenizer.vocab_size)
+    result = score.bits_per_byte(scored, parts[split], tokenizer, recipe["seq_len"])
     return {"name": entry.name, "split": split, "bits_per_byte": result["bits_per_byte"], "bytes": n_bytes,
             "budget_bytes": budget_bytes, "train_cpu_seconds": cpu, "cpu_seconds_limit": cpu_seconds,
             "steps_done": trainer.step, "steps": recipe["steps"], "stopped_at_limit": stopped,
-            "precision": entry.precision, "seed": recipe["seed"], "vocab_size": tokenizer.vocab_size,
+            "precision": entry.precision, "seed": recipe["seed"],
+            "test_iterations": entry.test_iterations, "vocab_size": tokenizer.vocab_size,
             "train_documents": len(parts["train"]), "scored_tokens": result["tokens"],
             "scored_bytes": result["bytes"]}
