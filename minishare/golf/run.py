@@ -72,6 +72,19 @@ def grade(entry, split="validation", budget_bytes=BUDGET_BYTES, cpu_seconds=CPU_
     safeio.number(cpu_seconds, "the CPU-time limit", "be a number of seconds > 0", lambda s: s > 0)
     parts, tokenizer = prepare(entry, corpus)
     n_bytes = budget.check_budget(entry, tokenizer.vocab_size, budget_bytes)      # before any training
+    model, trained = train_entry(entry, parts, tokenizer, cpu_seconds, progress)
+    quantize.quantize_(model, entry.precision)
+    result = score_entry(entry, model, parts[split], tokenizer)
+    return {"name": entry.name, "split": split, "bits_per_byte": result["bits_per_byte"], "bytes": n_bytes,
+            "budget_bytes": budget_bytes, **trained, "precision": entry.precision, "seed": entry.recipe["seed"],
+            "test_iterations": entry.test_iterations, "vocab_size": tokenizer.vocab_size,
+            "train_documents": len(parts["train"]), "scored_tokens": result["tokens"],
+            "scored_bytes": result["bytes"]}
+
+
+def train_entry(entry, parts, tokenizer, cpu_seconds=CPU_SECONDS, progress=False):
+    """(the trained model, unquantized; {train_cpu_seconds, cpu_seconds_limit, steps_done, steps,
+    stopped_at_limit}): ``entry``'s model built from its seed and trained on ``parts["train"]``."""
     recipe = entry.recipe
     ms_random.manual_seed(recipe["seed"])
     model = designs.build(entry, tokenizer.vocab_size)
@@ -79,13 +92,11 @@ def grade(entry, split="validation", budget_bytes=BUDGET_BYTES, cpu_seconds=CPU_
                                 recipe["seq_len"], recipe["seed"])
     trainer = Trainer(model, task, entry.train_config())
     cpu, stopped = train_within(trainer, cpu_seconds, progress)
-    quantize.quantize_(model, entry.precision)
+    return model, {"train_cpu_seconds": cpu, "cpu_seconds_limit": cpu_seconds, "steps_done": trainer.step,
+                   "steps": recipe["steps"], "stopped_at_limit": stopped}
+
+
+def score_entry(entry, model, documents, tokenizer):
+    """Bits per byte of the stored ``model`` on ``documents``, at the entry's test-time depth."""
     scored = designs.at_test_depth(entry, model, tokenizer.vocab_size)
-    result = score.bits_per_byte(scored, parts[split], tokenizer, recipe["seq_len"])
-    return {"name": entry.name, "split": split, "bits_per_byte": result["bits_per_byte"], "bytes": n_bytes,
-            "budget_bytes": budget_bytes, "train_cpu_seconds": cpu, "cpu_seconds_limit": cpu_seconds,
-            "steps_done": trainer.step, "steps": recipe["steps"], "stopped_at_limit": stopped,
-            "precision": entry.precision, "seed": recipe["seed"],
-            "test_iterations": entry.test_iterations, "vocab_size": tokenizer.vocab_size,
-            "train_documents": len(parts["train"]), "scored_tokens": result["tokens"],
-            "scored_bytes": result["bytes"]}
+    return score.bits_per_byte(scored, documents, tokenizer, entry.recipe["seq_len"])
