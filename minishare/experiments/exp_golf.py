@@ -19,12 +19,13 @@ the whole set runs in some 15 minutes; the measured seconds are in the result), 
 model is scored twice on the hidden test split: as trained (float32) and stored at int8 with a
 scale per row (``golf.quantize``). The quick tier trains each for a few steps: a smoke test of the
 pipeline, not a measurement. Beside the models, the no-model baselines: unigram and bigram counts
-of the training split's tokens, scored on the test split (``grader.golf.baselines``).
+of the training split's tokens, scored on the test split (``analysis.golf_baselines``).
 """
 import dataclasses
 import json
 import os
 
+from minishare.analysis import golf_baselines
 from minishare.analysis.figure_style import new_figure, save_figure
 from minishare.experiments import claims as ledger, stats
 from minishare.files import atomic_write
@@ -93,11 +94,10 @@ def _cached(out, design, steps, seed):
 def run(out, settings, progress=True):
     steps, seeds = settings.golf_steps, list(settings.seeds)
     runs = {d: [_cached(out, d, steps[d], s) for s in seeds] for d in DESIGNS}
-    from minishare.grader.golf import baselines
     return {"seeds": seeds, "steps": dict(steps), "split": SPLIT, "budget_bytes": golf_run.BUDGET_BYTES,
             "designs": {d: {"model": DESIGNS[d]} for d in DESIGNS},
             "rows": {d: {p: [r[p] for r in runs[d]] for p in PRECISIONS} for d in DESIGNS},
-            "baselines": baselines("grammar")}
+            "baselines": golf_baselines.baselines("grammar", SPLIT)}
 
 
 def values(result, design, precision, field="bits_per_byte"):
