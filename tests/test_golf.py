@@ -26,7 +26,7 @@ from test_run_workflow import run as run_cli
 V, H, F = 10, 4, 8
 # one distinct layer: Q, K, V, O (H × H and H each), its LayerNorm (2H); FFN H -> F -> H with biases,
 # its LayerNorm (2H). Rows: one per output of each matrix, one per 1-D tensor.
-LAYER_VALUES = (4 * H * H + 4 * H + 2 * H) + (F * H + F + H * F + H + 2 * H)        # 96 + 104 = 200
+LAYER_VALUES = (4 * H * H + 4 * H + 2 * H) + (F * H + F + H * F + H + 2 * H)        # 88 + 84 = 172
 LAYER_ROWS = (4 * H + 4 + 2) + (F + 1 + H + 1 + 2)                                 # 22 + 16 = 38
 EMBEDDING_VALUES, EMBEDDING_ROWS = V * H, V                                       # 40, 10
 FINAL_NORM_VALUES, FINAL_NORM_ROWS = 2 * H, 2                                     # pre-LN's last LayerNorm
@@ -290,7 +290,7 @@ def test_golf_prints_the_score_and_three_budgets(tmp_path, capsys):
     status, out, err = run_cli(capsys, "golf", path, "--no-progress")
     assert status == 0, err
     assert "bytes:   4,512 of 65,536 at float32" in out
-    assert "3 of 3 steps" in out and "training split only (1800 stories), V = 64" in out
+    assert "3 of 3 steps" in out and "training split of grammar only (1800 documents), V = 64" in out
     assert "validation bits per byte:" in out
 
 

@@ -12,13 +12,16 @@ token, and a 1-D tensor (a bias, a LayerNorm gain) is one row, quantized like th
 byte is counted: shapes and the configuration are the declaration's, the tokenizer is the grader's
 (rebuilt from the declared V on the training split).
 
+A relaxed entry (``relaxation_rank``) stores its shared model and, at every position, the LoRA
+factors of every Linear (``designs.lora_shapes``); a looped entry stores its one shared layer
+whatever depth it runs at test time.
+
 The count is taken on the model built shape-only (``nn.init.shape_only()``: the real tensors, no
 memory), so an entry over its budget is refused before anything is trained.
 """
 from minishare.errors import InvalidValue
+from minishare.golf import designs
 from minishare.golf.entry import PRECISIONS
-from minishare.models import DecoderLM
-from minishare.nn import init
 
 SCALE_BYTES = 4        # one float32 scale per int8 row
 
@@ -47,9 +50,9 @@ def stored_bytes(model, precision):
 
 def entry_bytes(entry, vocab_size):
     """Stored bytes of the model ``entry`` declares, with the tokenizer's V, built shape-only."""
-    with init.shape_only():
-        model = DecoderLM(entry.config(vocab_size))
-    return stored_bytes(model, entry.precision)
+    model = designs.shared_model(entry, vocab_size)
+    lora = designs.lora_shapes(model, entry.relaxation_rank) if entry.relaxation_rank else []
+    return stored_bytes(model, entry.precision) + sum(tensor_bytes(s, entry.precision) for s in lora)
 
 
 def check_budget(entry, vocab_size, budget_bytes):

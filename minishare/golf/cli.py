@@ -6,6 +6,7 @@ import contextlib
 from minishare.errors import MissingPackage
 from minishare.golf.entry import load_entry
 from minishare.golf.run import BUDGET_BYTES, CPU_SECONDS, grade
+from minishare.golf.splits import SETTINGS
 from minishare.threads import get_num_threads, set_num_threads
 
 
@@ -29,6 +30,8 @@ def add_parser(sub, positive_int):
                    help="stored-bytes budget (default %(default)s)")
     g.add_argument("--cpu-seconds", type=_positive_number, default=CPU_SECONDS,
                    help="training CPU-time limit (default %(default)s)")
+    g.add_argument("--corpus", choices=SETTINGS, default="grammar",
+                   help="the setting: the grammar corpus or natural text, Python's documentation (default %(default)s)")
     g.add_argument("--no-progress", action="store_true")
     return g
 
@@ -36,13 +39,15 @@ def add_parser(sub, positive_int):
 def command(args):
     entry = load_entry(args.entry)
     with _one_blas_thread():
-        row = grade(entry, "validation", args.budget_bytes, args.cpu_seconds, progress=not args.no_progress)
+        row = grade(entry, "validation", args.budget_bytes, args.cpu_seconds, args.corpus,
+                    progress=not args.no_progress)
     stop = " (stopped at the limit)" if row["stopped_at_limit"] else ""
     print(f"entry {row['name']!r}, seed {row['seed']}")
     print(f"  bytes:   {row['bytes']:,} of {row['budget_bytes']:,} at {row['precision']}")
     print(f"  compute: {row['train_cpu_seconds']:.1f} of {row['cpu_seconds_limit']:g} CPU seconds, "
           f"{row['steps_done']} of {row['steps']} steps{stop}")
-    print(f"  data:    the training split only ({row['train_documents']} stories), V = {row['vocab_size']}")
+    print(f"  data:    the training split of {args.corpus} only ({row['train_documents']} documents), "
+          f"V = {row['vocab_size']}")
     print(f"validation bits per byte: {row['bits_per_byte']:.4f} "
           f"({row['scored_tokens']:,} tokens, {row['scored_bytes']:,} bytes)")
 

@@ -16,6 +16,18 @@ optimizer) or a short plain name. A field the grader does not know is refused, a
 asks for data of its own (a corpus, a file, a path, a tokenizer, pretrained weights) is refused as
 outside data: every entry trains on the same training split, which the grader provides. Each
 problem is one ``InvalidValue`` naming the file, the field and the rule.
+
+Two model fields are the competition's own, not ``TransformerConfig``'s (``GOLF_FIELDS``):
+
+- ``test_iterations``: a looped model (Dehghani et al.'s Universal Transformer, Yang et al.'s
+  looped Transformer) runs its one shared layer more times at test time than it trained with:
+  ``num_hidden_layers`` positions in training, ``test_iterations`` in scoring, the same stored
+  tensors. It needs ``"sharing": "all-shared"`` (one set serves every position, so the set exists
+  at any depth) and at least ``num_hidden_layers``.
+- ``relaxation_rank``: a relaxed recursive model (Bae et al., 2024): the declared sharing plan's
+  shared sets, and at every position a LoRA correction of this rank on every Linear
+  (``models.recursive.to_relaxed``), built from a freshly initialized not-shared model and then
+  trained from scratch like any entry. It needs a sharing plan that shares (not ``not-shared``).
 """
 import dataclasses
 import re
@@ -37,6 +49,9 @@ MODEL_FIELDS = ("vocab_size", "embedding_size", "hidden_size", "num_hidden_layer
                 "intermediate_size", "hidden_act", "sharing", "num_unique_layers", "norm_position",
                 "tie_word_embeddings", "timestep_signal", "act", "act_epsilon", "act_loss_weight",
                 "layer_norm_eps", "initializer_range", "hidden_dropout_prob", "attention_probs_dropout_prob")
+# The competition's model fields, read by the grader, not by TransformerConfig (see above).
+GOLF_FIELDS = ("test_iterations", "relaxation_rank")
+MAX_TEST_ITERATIONS = 64       # a scoring pass runs at most this many positions
 # The recipe: TrainConfig's loop settings, the LM task's batch and window, and the seed.
 RECIPE_DEFAULTS = {"optimizer": TrainConfig.optimizer, "lr": TrainConfig.lr,
                    "weight_decay": TrainConfig.weight_decay, "schedule": TrainConfig.schedule,
@@ -57,11 +72,25 @@ class Entry:
     model: dict
     recipe: dict
 
-    def config(self, vocab_size):
+    def config(self, vocab_size, layers=None):
         """The model's configuration, with the tokenizer's actual V (at most the V asked for: a
-        small corpus can run out of merges) and positions for the recipe's windows."""
-        fields = {**self.model, "vocab_size": vocab_size, "max_position_embeddings": self.recipe["seq_len"]}
+        small corpus can run out of merges) and positions for the recipe's windows; ``layers``
+        positions instead of ``num_hidden_layers`` (a looped entry's test-time depth)."""
+        fields = {k: v for k, v in self.model.items() if k not in GOLF_FIELDS}
+        fields.update(vocab_size=vocab_size, max_position_embeddings=self.recipe["seq_len"])
+        if layers is not None:
+            fields["num_hidden_layers"] = layers
         return TransformerConfig(**fields)
+
+    @property
+    def test_iterations(self):
+        """Positions the scored model runs: ``test_iterations``, or the trained depth."""
+        return self.model.get("test_iterations") or self.config(self.model["vocab_size"]).num_hidden_layers
+
+    @property
+    def relaxation_rank(self):
+        """The LoRA rank of a relaxed entry; None for an entry that is not relaxed."""
+        return self.model.get("relaxation_rank")
 
     def train_config(self):
         """The training loop's settings (no evaluation during training: the score is the grader's)."""
@@ -86,7 +115,7 @@ def parse_entry(value, where="entry"):
     precision = top.get("precision", "float32")
     if not isinstance(precision, str) or precision not in PRECISIONS:
         raise InvalidValue(f"{where}: precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
-    model = _section(top.get("model", {}), where, "model.", MODEL_FIELDS)
+    model = _section(top.get("model", {}), where, "model.", MODEL_FIELDS + GOLF_FIELDS)
     recipe = {**RECIPE_DEFAULTS, **_section(top.get("recipe", {}), where, "recipe.", tuple(RECIPE_DEFAULTS))}
     entry = Entry(name, precision, {"vocab_size": DEFAULT_VOCAB, **model}, _check_recipe(recipe, where))
     safeio.integer(entry.model["vocab_size"], f"{where}: model.vocab_size", low=6, high=MAX_VOCAB)
@@ -95,8 +124,28 @@ def parse_entry(value, where="entry"):
         entry.train_config()
     except MinishareError as error:
         raise type(error)(f"{where}: {error}") from None
+    _check_golf_fields(entry.model, config, where)
     _check_step(config, entry.recipe, where)
     return entry
+
+
+def _check_golf_fields(model, config, where):
+    """``test_iterations`` and ``relaxation_rank``: each alone, each with the sharing it needs."""
+    N, iterations, rank = config.num_hidden_layers, model.get("test_iterations"), model.get("relaxation_rank")
+    if iterations is not None and rank is not None:
+        raise InvalidValue(f"{where}: model.test_iterations and model.relaxation_rank exclude each other "
+                           "(a relaxed model has a correction of its own at each trained position)")
+    if iterations is not None:
+        safeio.integer(iterations, f"{where}: model.test_iterations", low=N, high=max(N, MAX_TEST_ITERATIONS))
+        if model.get("sharing") != "all-shared":
+            raise InvalidValue(f"{where}: model.test_iterations needs \"sharing\": \"all-shared\" (one layer "
+                               f"looped at every position), got sharing {model.get('sharing', 'not-shared')!r}")
+    if rank is not None:
+        limit = min(config.hidden_size, config.intermediate_size)
+        safeio.integer(rank, f"{where}: model.relaxation_rank", low=1, high=limit)
+        if model.get("sharing", "not-shared") == "not-shared":
+            raise InvalidValue(f"{where}: model.relaxation_rank needs a sharing plan that shares (all-shared, "
+                               "cycle, sequence, ...) to relax; got not-shared")
 
 
 # The CPU limit is checked between steps, so one step must stay small: bytes bound the parameters,

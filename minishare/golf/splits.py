@@ -1,10 +1,14 @@
 """The competition's text: a training split for the entries, a visible validation split for the
 students and a hidden test split for the leaderboard.
 
-All three come from one corpus of ``minishare.run.build.GRAMMARS`` (the grammar corpus: the same
-2,000 stories for every run), split as every run of the course splits it
+All three come from one of the competition's two settings (``SETTINGS``): the grammar corpus
+(``minishare.run.build.GRAMMARS``: the same 2,000 stories for every run) or natural text, the
+"default" corpus of the course (Python's embedded documentation, ``data.default_corpus``). The
+setting is the grader's to name (``run.grade``'s ``corpus``; ``--corpus`` of ``grade --golf``,
+``batch --golf`` and ``python -m minishare golf``; a Gradescope zip grades the grammar corpus), not the entry's: a leaderboard compares entries on one text, so an entry that could
+choose its text would choose its opponents. Each is split as every run of the course splits it
 (``data.split_documents``): the held-out stories share no sentence with the training stories. The
-held-out stories are then dealt alternately, by their order in the corpus, to validation (the 1st,
+held-out documents are then dealt alternately, by their order in the corpus, to validation (the 1st,
 3rd, ...) and test (the 2nd, 4th, ...): two halves of the same distribution, neither seen in
 training.
 
@@ -15,15 +19,16 @@ code anyone can run. A class grader can draw its test stories from its own corpu
 """
 from minishare import data
 from minishare.errors import InvalidValue
-from minishare.run.build import GRAMMARS, corpus_documents
+from minishare.run.build import corpus_documents
 
+SETTINGS = ("grammar", "default")     # the grammar corpus; natural text (Python's documentation)
 SPLITS = ("validation", "test")
 
 
 def golf_splits(corpus="grammar"):
     """{"train", "validation", "test"}: lists of documents (each a list of sentences)."""
-    if corpus not in GRAMMARS:
-        raise InvalidValue(f"the competition's corpus must be one of {', '.join(GRAMMARS)}, got {corpus!r}")
+    if corpus not in SETTINGS:
+        raise InvalidValue(f"the competition's corpus must be one of {', '.join(SETTINGS)}, got {corpus!r}")
     train, held_out = data.split_documents(corpus_documents(corpus), eval_fraction=0.1, seed=0)
     return {"train": train, "validation": held_out[0::2], "test": held_out[1::2]}
 

@@ -11,6 +11,7 @@ import csv
 import os
 import sys
 
+from minishare.golf.splits import SETTINGS
 from minishare.grader import catalog
 
 
@@ -33,10 +34,13 @@ def build_parser():
                        help="only this exercise (repeat for several; default: all)")
         return p
 
-    def golf(p):
+    def golf(p, corpus=True):
         p.add_argument("--golf", action="store_true",
                        help="the class competition: each submission is one entry.json, graded on the hidden "
                             "test split (see minishare.grader.golf)")
+        if corpus:
+            p.add_argument("--corpus", choices=SETTINGS, help="--golf: the competition's setting, the grammar "
+                                                              "corpus or natural text (default: grammar)")
 
     with_only(sub.add_parser("release", help="write the student copy (solutions, hidden cases and "
                                              "mutants left out)")).add_argument("--out", required=True, help="a new folder")
@@ -55,7 +59,7 @@ def build_parser():
     b.add_argument("--second-seed", type=int, help="--golf: their second seed (default: each recipe's seed + 1)")
     z = with_only(sub.add_parser("gradescope", help="write Gradescope's autograder zip"))
     z.add_argument("--out", required=True, help="the zip to write, e.g. autograder.zip")
-    golf(z)
+    golf(z, corpus=False)
     return parser
 
 
@@ -66,7 +70,7 @@ def golf_arguments(parser, args):
         parser.error("--only names exercises; --golf grades the competition, which has none")
     if golf and getattr(args, "allow_root", False):
         parser.error("--allow-root is for running submissions' code; --golf runs none")
-    extra = [f for f in ("top", "second_seed") if getattr(args, f, None) is not None]
+    extra = [f for f in ("top", "second_seed", "corpus") if getattr(args, f, None) is not None]
     if extra and not golf:
         parser.error(f"--{extra[0].replace('_', '-')} is for --golf only")
     if golf and args.command == "batch" and args.top is not None and args.top < 0:
@@ -135,10 +139,11 @@ def golf_command(args):
             print(f"wrote {gradescope.build(None, args.out, golf=True)}")
             return 0
         if args.command == "batch":
-            golf.batch(args.submissions, args.out, golf.TOP if args.top is None else args.top, args.second_seed)
+            golf.batch(args.submissions, args.out, golf.TOP if args.top is None else args.top, args.second_seed,
+                       args.corpus or "grammar")
             return 0
-        row, problem = golf.grade_submission(args.submission)
-        doc = golf.results(row, problem, golf.baselines())
+        row, problem = golf.grade_submission(args.submission, corpus=args.corpus or "grammar")
+        doc = golf.results(row, problem, golf.baselines(args.corpus or "grammar"))
         if args.json:
             golf.write_json(args.json, doc)
         for test in doc["tests"]:

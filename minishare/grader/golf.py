@@ -25,17 +25,15 @@ and runs the top entries again on a second seed, reporting both.
 """
 import csv
 import dataclasses
-import functools
 import json
 import math
 import os
 
-from minishare.analysis.count_lm import count_models
+from minishare.analysis import golf_baselines
 from minishare.errors import InvalidValue
 from minishare.files import atomic_write
 from minishare.golf import run as golf_run
-from minishare.golf.entry import DEFAULT_VOCAB, load_entry, parse_entry
-from minishare.golf.score import held_out_stream
+from minishare.golf.entry import load_entry
 
 ENTRY_FILE = "entry.json"
 SPLIT = "test"                  # the leaderboard's split: the grader's, never given to an entry
@@ -66,17 +64,10 @@ def find_entry(submission):
     return found[0]
 
 
-@functools.lru_cache(maxsize=None)
 def baselines(corpus="grammar"):
     """{"unigram", "bigram"}: bits per byte of the count models of the training tokens on the test
-    stream, every target after the first [SEP] counted once, as ``golf.score`` counts them."""
-    parts, tokenizer = golf_run.prepare(parse_entry({"model": {"vocab_size": DEFAULT_VOCAB}}), corpus)
-    train_ids, _ = held_out_stream(parts["train"], tokenizer)        # the same [SEP]-joined stream
-    test_ids, text = held_out_stream(parts[SPLIT], tokenizer)
-    perplexity = count_models(train_ids, test_ids[None, :], tokenizer.vocab_size)
-    targets, n_bytes = len(test_ids) - 1, len(text.encode("utf-8"))
-    # perplexity = exp(mean nats a target), so the stream's nats are ln(perplexity) · targets
-    return {name: math.log(ppl) * targets / (math.log(2) * n_bytes) for name, ppl in perplexity.items()}
+    stream (``analysis.golf_baselines``)."""
+    return golf_baselines.baselines(corpus, SPLIT)
 
 
 def grade_submission(submission, seed=None, corpus="grammar"):
