@@ -110,6 +110,7 @@ def gap(result, design):
 
 
 def figures(result, folder):
+    from matplotlib import ticker       # matplotlib is the figures' only: new_figure needs it too
     fig, axes = new_figure()
     ax = axes[0][0]
     for i, design in enumerate(result["rows"]):
@@ -119,11 +120,14 @@ def figures(result, folder):
             mid = sum(bpb) / len(bpb)
             ax.errorbar([n_bytes / 1024], [mid], yerr=[[mid - min(bpb)], [max(bpb) - mid]], fmt=marker,
                         color=f"C{i}", capsize=3, label=f"{design}, {precision}")
-    for name, value in result["baselines"].items():
-        ax.axhline(value, color="grey", linestyle=":", linewidth=1)
-        ax.annotate(f"{name} counts", (ax.get_xlim()[0], value), fontsize=8, va="bottom")
     ax.axvline(result["budget_bytes"] / 1024, color="black", linestyle="--", linewidth=1)
     ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))      # 60, 100, 200 rather than 6×10¹
+    ax.xaxis.set_minor_formatter(ticker.FormatStrFormatter("%g"))
+    for name, value in result["baselines"].items():      # labelled at the axis's left edge, whatever its scale
+        ax.axhline(value, color="grey", linestyle=":", linewidth=1)
+        ax.text(0.01, value, f"no model: {name} counts", transform=ax.get_yaxis_transform(), fontsize=8,
+                va="bottom", color="dimgrey")
     ax.set(xlabel="stored KiB (log scale; dashed: the budget)", ylabel="held-out bits per byte (test split)",
            title="Golf: bits per byte against stored bytes")
     ax.legend(fontsize=7, ncol=2)
