@@ -90,7 +90,7 @@ class Parser(argparse.ArgumentParser):
 
 def build_parser():
     parser = Parser(prog="python -m minishare",
-                                     description="minishare: parameter sharing in Transformers, runnable.")
+                    description="minishare: parameter sharing in Transformers, runnable.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     t = sub.add_parser("train", help="train a model (ALBERT pre-training, an LM or a toy seq2seq task)",
