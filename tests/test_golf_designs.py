@@ -19,6 +19,8 @@ from minishare.golf import budget, designs, run as golf_run, splits
 from minishare.golf.entry import parse_entry
 from minishare.sharing import COMPONENTS
 
+from conftest import dev, host
+
 SHARED_VALUES, SHARED_ROWS = 172 + 40 + 8, 38 + 10 + 2        # one layer, the embedding, the final norm: 220, 50
 LORA_VALUES, LORA_ROWS = 4 * 16 + 24 + 24, 4 * 6 + 10 + 6      # per position, rank 2: 112 values, 40 rows
 
@@ -57,11 +59,11 @@ def test_looped_model_runs_the_trained_tensors_at_the_test_depth():
     deeper = designs.at_test_depth(entry, model, 10)
     assert deeper.decoder.plan.n_layers == 6 and model.decoder.plan.n_layers == 3
     trained = dict(model.named_parameters())
-    for name, p in deeper.named_parameters():
-        assert np.shares_memory(p.data, trained[name].data), name
-    ids = np.array([[1, 2, 3, 4, 5]])
+    for name, p in deeper.named_parameters():       # the very arrays trained, not copies (on any backend)
+        assert p.data is trained[name].data, name
+    ids = dev(np.array([[1, 2, 3, 4, 5]]))
     # 6 positions of the shared layer are 3 more applications: the logits must change
-    assert not np.allclose(deeper(ids).logits.data, model(ids).logits.data)
+    assert not np.allclose(host(deeper(ids).logits), host(model(ids).logits))
     assert designs.at_test_depth(tiny(), model, 10) is model
 
 
