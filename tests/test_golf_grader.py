@@ -170,6 +170,7 @@ def test_batch_writes_the_leaderboard_sorted_with_the_top_entries_on_a_second_se
     (["batch", "x", "--out", "y", "--top", "2"], "--top is for --golf only"),
     (["batch", "--golf", "x", "--out", "y", "--top", "-1"], "--top must be 0 or more"),
     (["batch", "--golf", "x", "--out", "y", "--second-seed", str(2 ** 32)], "--second-seed must be in"),
+    (["grade", "x", "--draw-file", "d.json"], "--draw-file is for --golf only"),
 ])
 def test_the_exercises_flags_and_the_competitions_do_not_mix(argv, words, capsys):
     with pytest.raises(SystemExit) as exit:
@@ -180,9 +181,15 @@ def test_the_exercises_flags_and_the_competitions_do_not_mix(argv, words, capsys
 def test_the_golf_autograder_grades_an_entry_and_ships_no_exercises(tmp_path):
     out = tmp_path / "golf.zip"
     assert main(["gradescope", "--golf", "--out", str(out)]) == 0
-    with zipfile.ZipFile(out) as z:
+    again = tmp_path / "again.zip"
+    assert main(["gradescope", "--golf", "--out", str(again)]) == 0
+    with zipfile.ZipFile(out) as z, zipfile.ZipFile(again) as z2:
         names = z.namelist()
         run = z.read("run_autograder").decode()
-    assert {"setup.sh", "run_autograder", "pyproject.toml", "minishare/grader/golf.py"} <= set(names)
+        draws = [json.loads(zip_.read("golf_draw.json"))["draw"] for zip_ in (z, z2)]
+    assert {"setup.sh", "run_autograder", "pyproject.toml", "minishare/grader/golf.py", "golf_draw.json"} <= set(names)
     assert not any(n.startswith("exercises/") for n in names)
-    assert "grade --golf \"$ROOT/submission\" --json \"$ROOT/results/results.json\"" in run
+    assert "grade --golf \"$ROOT/submission\" --draw-file \"$ROOT/source/golf_draw.json\"" in run
+    assert "MINISHARE_GRADER_USER=student" in run           # a code-track model.py runs as that user
+    # each zip draws its own stories, never the course's public draw 0
+    assert 0 not in draws and draws[0] != draws[1]

@@ -19,6 +19,7 @@ from minishare import backend
 from minishare.golf import run as golf_run
 from minishare.golf.entry import parse_entry
 from test_golf import TINY, with_
+from test_golf_code import CODE_TWIN, TWIN_SOURCE
 from test_golf_grader import fake_outputs
 from test_gradescope_dry_run import built_autograder, environment
 
@@ -63,7 +64,7 @@ def test_two_entries_get_the_graders_values_on_the_leaderboard(autograder, tmp_p
     results, seconds = run_autograder(autograder, files)
     print(f"\n{label}: graded by run_autograder in {seconds:.1f} s; leaderboard {json.dumps(results['leaderboard'])}")
     assert set(results) == {"score", "output", "stdout_visibility", "tests", "leaderboard"}
-    direct = golf_run.grade(parse_entry(ENTRIES[label]), "test")
+    direct = golf_run.grade(parse_entry(ENTRIES[label]), "test", draw=zip_draw(autograder))
     assert results["leaderboard"] == [
         {"name": "bits per byte", "value": direct["bits_per_byte"], "order": "asc"},
         {"name": "bytes", "value": direct["bytes"], "order": "asc"},
@@ -72,6 +73,25 @@ def test_two_entries_get_the_graders_values_on_the_leaderboard(autograder, tmp_p
     assert [(t["score"], t["max_score"]) for t in results["tests"]][0] == (4, 4)
     assert results["score"] == sum(t["score"] for t in results["tests"]) >= 4
     assert not (tmp_path / "ran").exists()
+
+
+def zip_draw(root):
+    """The grammar stories' seed the zip was built with (root's alone, as setup.sh leaves it)."""
+    path = os.path.join(root, "source", "golf_draw.json")
+    assert os.stat(path).st_mode & 0o077 == 0, "golf_draw.json is readable by others than root"
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)["draw"]
+
+
+def test_a_code_track_entry_runs_as_student_and_matches_its_declared_twin(autograder):
+    """The code track on Gradescope: model.py runs in the sandbox as ``student``; a module that
+    builds the declared TINY model gets the declared entry's bits per byte and bytes plus its source."""
+    results, seconds = run_autograder(autograder, {"entry.json": json.dumps(CODE_TWIN), "model.py": TWIN_SOURCE})
+    print(f"\ncode track: graded by run_autograder in {seconds:.1f} s; leaderboard {json.dumps(results.get('leaderboard'))}")
+    assert "leaderboard" in results, results["output"]
+    direct = golf_run.grade(parse_entry(TINY), "test", draw=zip_draw(autograder))
+    value, n_bytes = results["leaderboard"][0]["value"], results["leaderboard"][1]["value"]
+    assert abs(value - direct["bits_per_byte"]) < 1e-6 and n_bytes == direct["bytes"] + len(TWIN_SOURCE.encode())
 
 
 def test_a_refused_entry_scores_zero_with_its_reason(autograder):

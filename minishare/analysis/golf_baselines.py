@@ -10,9 +10,10 @@ from minishare.golf.score import held_out_stream
 
 
 @functools.lru_cache(maxsize=None)
-def baselines(corpus="grammar", split="test"):
-    """{"unigram", "bigram"}: bits per byte of the count models of the training tokens on ``split``."""
-    parts, tokenizer = golf_run.prepare(parse_entry({"model": {"vocab_size": DEFAULT_VOCAB}}), corpus)
+def baselines(corpus="grammar", split="test", draw=0):
+    """{"unigram", "bigram"}: bits per byte of the count models of the training tokens on ``split``
+    (``draw``: the grammar corpus's seed, ``golf.splits``)."""
+    parts, tokenizer = golf_run.prepare(parse_entry({"model": {"vocab_size": DEFAULT_VOCAB}}), corpus, draw)
     train_ids, _ = held_out_stream(parts["train"], tokenizer)        # the same [SEP]-joined stream
     test_ids, text = held_out_stream(parts[split], tokenizer)
     perplexity = count_models(train_ids, test_ids[None, :], tokenizer.vocab_size)

@@ -28,6 +28,11 @@ Two model fields are the competition's own, not ``TransformerConfig``'s (``GOLF_
   shared sets, and at every position a LoRA correction of this rank on every Linear
   (``models.recursive.to_relaxed``), built from a freshly initialized not-shared model and then
   trained from scratch like any entry. It needs a sharing plan that shares (not ``not-shared``).
+
+The code track (``minishare.grader.golf_code``) is for a student who wants a model of their own
+modules: ``"model": {"code": "model.py", "vocab_size": 256}`` names the module beside the entry
+(``model.py``, defining ``build(vocab_size, seq_len)``), and no other model field; the recipe and
+the precision are read as above, and the same three budgets hold.
 """
 import dataclasses
 import re
@@ -51,6 +56,8 @@ MODEL_FIELDS = ("vocab_size", "embedding_size", "hidden_size", "num_hidden_layer
                 "layer_norm_eps", "initializer_range", "hidden_dropout_prob", "attention_probs_dropout_prob")
 # The competition's model fields, read by the grader, not by TransformerConfig (see above).
 GOLF_FIELDS = ("test_iterations", "relaxation_rank")
+CODE_FILE = "model.py"         # the code track's one module: "model": {"code": "model.py", ...}
+CODE_FIELDS = ("code", "vocab_size")
 MAX_TEST_ITERATIONS = 64       # a scoring pass runs at most this many positions
 # The recipe: TrainConfig's loop settings, the LM task's batch and window, and the seed.
 RECIPE_DEFAULTS = {"optimizer": TrainConfig.optimizer, "lr": TrainConfig.lr,
@@ -71,6 +78,11 @@ class Entry:
     precision: str
     model: dict
     recipe: dict
+
+    @property
+    def code(self):
+        """The code track's module file (``CODE_FILE``); None for a declared model."""
+        return self.model.get("code")
 
     def config(self, vocab_size, layers=None):
         """The model's configuration, with the tokenizer's actual V (at most the V asked for: a
@@ -115,15 +127,23 @@ def parse_entry(value, where="entry"):
     precision = top.get("precision", "float32")
     if not isinstance(precision, str) or precision not in PRECISIONS:
         raise InvalidValue(f"{where}: precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
-    model = _section(top.get("model", {}), where, "model.", MODEL_FIELDS + GOLF_FIELDS)
+    declared = top.get("model", {})
+    code = isinstance(declared, dict) and "code" in declared
+    model = _section(declared, where, "model.", CODE_FIELDS if code else MODEL_FIELDS + GOLF_FIELDS)
     recipe = {**RECIPE_DEFAULTS, **_section(top.get("recipe", {}), where, "recipe.", tuple(RECIPE_DEFAULTS))}
     entry = Entry(name, precision, {"vocab_size": DEFAULT_VOCAB, **model}, _check_recipe(recipe, where))
     safeio.integer(entry.model["vocab_size"], f"{where}: model.vocab_size", low=6, high=MAX_VOCAB)
+    if code:
+        if entry.code != CODE_FILE:
+            raise InvalidValue(f"{where}: model.code names the code track's module, which must be "
+                               f"{CODE_FILE!r} beside the entry, got {entry.code!r}")
     try:        # every model rule (heads divide H, M with N, ...) is the configuration's own
-        config = entry.config(entry.model["vocab_size"])
         entry.train_config()
+        config = None if code else entry.config(entry.model["vocab_size"])
     except MinishareError as error:
         raise type(error)(f"{where}: {error}") from None
+    if code:    # the module's shapes and step are measured by the grader (golf_code), not declared
+        return entry
     _check_golf_fields(entry.model, config, where)
     _check_step(config, entry.recipe, where)
     return entry

@@ -40,9 +40,9 @@ BUDGET_BYTES = 64 << 10
 CPU_SECONDS = 300.0         # five minutes of one core
 
 
-def prepare(entry, corpus="grammar"):
+def prepare(entry, corpus="grammar", draw=0):
     """(splits, tokenizer) for ``entry``: the tokenizer is trained on the training split only."""
-    parts = splits.golf_splits(corpus)
+    parts = splits.golf_splits(corpus, draw)
     tokenizer = Tokenizer.train([document_text(d) for d in parts["train"]], vocab_size=entry.model["vocab_size"])
     return parts, tokenizer
 
@@ -67,15 +67,18 @@ def train_within(trainer, cpu_seconds, progress=False):
 
 
 def grade(entry, split="validation", budget_bytes=BUDGET_BYTES, cpu_seconds=CPU_SECONDS, corpus="grammar",
-          progress=False):
+          progress=False, draw=0):
     """The row of ``entry`` scored on ``split`` ("validation", the students'; "test", the
     leaderboard's): bits_per_byte, bytes, train_cpu_seconds, steps_done, stopped_at_limit,
-    precision, seed (and the budgets it ran under)."""
+    precision, seed (and the budgets it ran under). ``draw``: the grammar corpus's seed."""
+    if entry.code:
+        raise InvalidValue(f"entry {entry.name!r} is a code-track entry (model.code): its module runs "
+                           "in the grader's sandbox, python -m minishare.grader grade --golf SUBMISSION")
     if split not in splits.SPLITS:
         raise InvalidValue(f"split must be one of {', '.join(splits.SPLITS)}, got {split!r}")
     safeio.integer(budget_bytes, "the byte budget")
     safeio.number(cpu_seconds, "the CPU-time limit", "be a number of seconds > 0", lambda s: s > 0)
-    parts, tokenizer = prepare(entry, corpus)
+    parts, tokenizer = prepare(entry, corpus, draw)
     n_bytes = budget.check_budget(entry, tokenizer.vocab_size, budget_bytes)      # before any training
     model, trained = train_entry(entry, parts, tokenizer, cpu_seconds, progress)
     quantize.quantize_(model, entry.precision)

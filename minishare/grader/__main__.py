@@ -11,6 +11,7 @@ import csv
 import os
 import sys
 
+from minishare.errors import InvalidValue
 from minishare.golf.splits import SETTINGS
 from minishare.grader import catalog
 
@@ -41,6 +42,9 @@ def build_parser():
         if corpus:
             p.add_argument("--corpus", choices=SETTINGS, help="--golf: the competition's setting, the grammar "
                                                               "corpus or natural text (default: grammar)")
+            p.add_argument("--draw-file", metavar="JSON", help="--golf: {\"draw\": n}, the seed of the grammar "
+                                                              "stories (default: the course's, 0; a Gradescope zip "
+                                                              "holds a secret one)")
 
     with_only(sub.add_parser("release", help="write the student copy (solutions, hidden cases and "
                                              "mutants left out)")).add_argument("--out", required=True, help="a new folder")
@@ -68,9 +72,7 @@ def golf_arguments(parser, args):
     golf = getattr(args, "golf", False)
     if golf and args.only:
         parser.error("--only names exercises; --golf grades the competition, which has none")
-    if golf and getattr(args, "allow_root", False):
-        parser.error("--allow-root is for running submissions' code; --golf runs none")
-    extra = [f for f in ("top", "second_seed", "corpus") if getattr(args, f, None) is not None]
+    extra = [f for f in ("top", "second_seed", "corpus", "draw_file") if getattr(args, f, None) is not None]
     if extra and not golf:
         parser.error(f"--{extra[0].replace('_', '-')} is for --golf only")
     if golf and args.command == "batch" and args.top is not None and args.top < 0:
@@ -138,19 +140,21 @@ def golf_command(args):
             from minishare.grader import gradescope      # pytest (for the exercises' cases) only here
             print(f"wrote {gradescope.build(None, args.out, golf=True)}")
             return 0
+        corpus = args.corpus or "grammar"
+        draw = golf.read_draw(args.draw_file) if args.draw_file else 0
         if args.command == "batch":
             golf.batch(args.submissions, args.out, golf.TOP if args.top is None else args.top, args.second_seed,
-                       args.corpus or "grammar")
+                       corpus, draw=draw, allow_root=args.allow_root)
             return 0
-        row, problem = golf.grade_submission(args.submission, corpus=args.corpus or "grammar")
-        doc = golf.results(row, problem, golf.baselines(args.corpus or "grammar"))
+        row, problem = golf.grade_submission(args.submission, corpus=corpus, draw=draw, allow_root=args.allow_root)
+        doc = golf.results(row, problem, golf.baselines(corpus, draw))
         if args.json:
             golf.write_json(args.json, doc)
         for test in doc["tests"]:
             print(f"{test['score']:>2g} / {test['max_score']:<2g}  {test['name']}: {test['output']}")
         print(f"{doc['score']:>2g} / {sum(t['max_score'] for t in doc['tests']):<2g}  {doc['output']}")
         return 0
-    except (FileNotFoundError, FileExistsError) as err:
+    except (FileNotFoundError, FileExistsError, InvalidValue, RuntimeError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
 

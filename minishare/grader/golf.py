@@ -30,10 +30,12 @@ import math
 import os
 
 from minishare.analysis import golf_baselines
+from minishare import safeio
 from minishare.errors import InvalidValue
 from minishare.files import atomic_write
 from minishare.golf import run as golf_run
 from minishare.golf.entry import load_entry
+from minishare.grader import golf_code
 
 ENTRY_FILE = "entry.json"
 SPLIT = "test"                  # the leaderboard's split: the grader's, never given to an entry
@@ -64,20 +66,34 @@ def find_entry(submission):
     return found[0]
 
 
-def baselines(corpus="grammar"):
+def baselines(corpus="grammar", draw=0):
     """{"unigram", "bigram"}: bits per byte of the count models of the training tokens on the test
-    stream (``analysis.golf_baselines``)."""
-    return golf_baselines.baselines(corpus, SPLIT)
+    stream (``analysis.golf_baselines``; ``draw``: the grammar corpus's seed)."""
+    return golf_baselines.baselines(corpus, SPLIT, draw)
 
 
-def grade_submission(submission, seed=None, corpus="grammar"):
+def read_draw(path):
+    """The grammar corpus's seed in the JSON file ``path`` (``{"draw": n}``; a Gradescope zip's own)."""
+    value = safeio.load_json(path, 1024)
+    if not isinstance(value, dict) or set(value) != {"draw"}:
+        raise InvalidValue(f"{path}: must hold {{\"draw\": n}} only")
+    return safeio.integer(value["draw"], f"{path}: draw", low=0, high=2 ** 32 - 1)
+
+
+def grade_submission(submission, seed=None, corpus="grammar", draw=0, allow_root=False):
     """(row, problem): the leaderboard row of the submission's entry on the test split (``seed``
-    replaces the recipe's), or (None, the one-line reason it was refused)."""
+    replaces the recipe's; ``draw``: the grammar corpus's), or (None, the one-line reason it was
+    refused). A code-track entry's module runs in the sandbox (``golf_code``); ``allow_root`` lets
+    it run as root, for a local test of one's own files only."""
     try:
-        entry = load_entry(find_entry(submission))
+        path = find_entry(submission)
+        entry = load_entry(path)
         if seed is not None:
             entry = dataclasses.replace(entry, recipe={**entry.recipe, "seed": seed})
-        row = golf_run.grade(entry, SPLIT, corpus=corpus)
+        if entry.code:
+            row = golf_code.grade(entry, os.path.dirname(path), SPLIT, corpus, draw, allow_root=allow_root)
+        else:
+            row = golf_run.grade(entry, SPLIT, corpus=corpus, draw=draw)
     except (InvalidValue, FileNotFoundError) as err:
         return None, str(err)
     if not math.isfinite(row["bits_per_byte"]):
@@ -150,16 +166,17 @@ def leaderboard(graded, second):
     return rows + [["", name] + [""] * 10 + [graded[name][2], graded[name][1]] for name in refused]
 
 
-def batch(submissions, out, top=TOP, second_seed=None, corpus="grammar", say=print):
+def batch(submissions, out, top=TOP, second_seed=None, corpus="grammar", say=print, draw=0, allow_root=False):
     """Grade each sub-folder of ``submissions``: ``out/NAME/results.json`` and ``out/leaderboard.csv``
     (``COLUMNS``); the ``top`` best run again on a second seed (``second_seed_of``)."""
     if not os.path.isdir(submissions):
         raise FileNotFoundError(f"batch: {submissions} is not a folder")
     names = sorted(n for n in os.listdir(submissions)
                    if os.path.isdir(os.path.join(submissions, n)) and not n.startswith("."))
-    floors, graded = baselines(corpus), {}
+    floors, graded = baselines(corpus, draw), {}
     for name in names:
-        row, problem = grade_submission(os.path.join(submissions, name), corpus=corpus)
+        row, problem = grade_submission(os.path.join(submissions, name), corpus=corpus, draw=draw,
+                                        allow_root=allow_root)
         doc = results(row, problem, floors)
         write_json(os.path.join(out, name, "results.json"), doc)
         graded[name] = (row, problem, doc["score"])
@@ -167,7 +184,7 @@ def batch(submissions, out, top=TOP, second_seed=None, corpus="grammar", say=pri
     second = {}
     for name in ranked(graded)[:top]:
         seed = second_seed_of(graded[name][0]["seed"], second_seed)
-        second[name] = (seed, *grade_submission(os.path.join(submissions, name), seed, corpus))
+        second[name] = (seed, *grade_submission(os.path.join(submissions, name), seed, corpus, draw, allow_root))
         again, problem = second[name][1:]
         say(f"{name}, seed {seed}: " + (f"{again['bits_per_byte']:.4f} bits per byte" if again else problem))
     path = os.path.join(out, "leaderboard.csv")

@@ -15,12 +15,15 @@ Gradescope unpacks the zip into ``/autograder/source``; at its top level it hold
 ``AUTOGRADER_ROOT`` moves ``/autograder`` (for a dry run in a scratch folder).
 
 ``--golf``: the class competition's autograder instead (``minishare.grader.golf``): the same
-``setup.sh``, no ``exercises/``, and a ``run_autograder`` that grades the submission's
-``entry.json`` in the grader's own process (no submitted code runs, so no user is needed for it)
-and writes ``results.json`` with its ``leaderboard`` field.
+``setup.sh``, no ``exercises/``, a ``golf_draw.json`` (the seed of the grammar stories, drawn when
+the zip is built, so every submission of a class is scored on the same stories, which no student
+can rebuild; root's alone after ``setup.sh``), and a ``run_autograder`` that grades the
+submission's ``entry.json`` in the grader's own process (a code-track ``model.py`` runs in the
+sandbox as ``student``) and writes ``results.json`` with its ``leaderboard`` field.
 """
 import json
 import os
+import secrets
 import shutil
 import stat
 import tempfile
@@ -55,13 +58,15 @@ MINISHARE_GRADER_USER=student "$ROOT/venv/bin/python" -m minishare.grader \\
 """
 
 RUN_GOLF = """#!/usr/bin/env bash
-# Gradescope runs this, as root, for each submission: one entry.json, read as data.
+# Gradescope runs this, as root, for each submission: one entry.json, read as data (a code-track
+# model.py beside it runs in the sandbox, as student).
 set -uo pipefail
 ROOT="${AUTOGRADER_ROOT:-/autograder}"
 mkdir -p "$ROOT/results"
 cd /
-OPENBLAS_NUM_THREADS=1 "$ROOT/venv/bin/python" -m minishare.grader \\
-    grade --golf "$ROOT/submission" --json "$ROOT/results/results.json" 2>&1
+OPENBLAS_NUM_THREADS=1 MINISHARE_GRADER_USER=student "$ROOT/venv/bin/python" -m minishare.grader \\
+    grade --golf "$ROOT/submission" --draw-file "$ROOT/source/golf_draw.json" \\
+    --json "$ROOT/results/results.json" 2>&1
 """
 
 
@@ -73,6 +78,9 @@ def build(root, out, only=None, golf=False):
         source = os.path.join(scratch, "source")
         os.makedirs(source)
         run = RUN_GOLF if golf else _exercises(root, only, source)
+        if golf:
+            with open(os.path.join(source, "golf_draw.json"), "w", encoding="utf-8") as f:
+                json.dump({"draw": 1 + secrets.randbelow(2 ** 32 - 1)}, f)     # 0 is the course's public draw
         shutil.copytree(package, os.path.join(source, "minishare"), ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         with open(os.path.join(source, "pyproject.toml"), "w", encoding="utf-8") as f:
             f.write('[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n\n'

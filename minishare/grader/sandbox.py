@@ -24,6 +24,7 @@ case: its data or its error. What keeps the grade out of the submission's reach:
 """
 import dataclasses
 import json
+import math
 import os
 import pwd
 import select
@@ -105,9 +106,11 @@ class Sandbox:
     def __exit__(self, *exc):
         self.close()
 
-    def run(self, files, cases_file, names, modules, forbid, forbidden_modules, timeouts, given=None):
+    def run(self, files, cases_file, names, modules, forbid, forbidden_modules, timeouts, given=None,
+            cpu_seconds=None):
         """Run the cases ``names`` of ``cases_file`` on the submission ``files`` ({file name:
-        bytes}); ``timeouts`` {name: seconds}; ``given`` {name: the case's inputs as plain data}.
+        bytes}); ``timeouts`` {name: seconds}; ``given`` {name: the case's inputs as plain data};
+        ``cpu_seconds``: the kernel's limit on each worker's CPU time, every thread's (None: none).
         The worker gets the case file's probes only (``probes.probe_source``). Returns a ``Result``."""
         run_dir = tempfile.mkdtemp(dir=self.root, prefix="run-")
         os.chmod(run_dir, 0o755)
@@ -136,12 +139,12 @@ class Sandbox:
                             scratch=os.path.realpath(scratch), cases=probe_file, run=remaining,
                             modules=list(modules), forbid=forbid, timeouts=timeouts, forbidden_modules=list(forbidden_modules),
                             deny=self.deny, given={n: cases.encode(g) for n, g in (given or {}).items()})
-                remaining = self._attempt(spec, run_dir, timeouts, result)
+                remaining = self._attempt(spec, run_dir, timeouts, result, cpu_seconds)
             return result
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
 
-    def _attempt(self, spec, run_dir, timeouts, result):
+    def _attempt(self, spec, run_dir, timeouts, result, cpu_seconds=None):
         """One worker process; returns the cases still to run after it ended."""
         read, write = os.pipe()
         spec["fd"] = write
@@ -156,7 +159,7 @@ class Sandbox:
                 [sys.executable, "-I", os.path.join(self.library, "minishare", "grader", "worker.py"), spec_path],
                 cwd=spec["scratch"], env=_environment(spec["scratch"]), pass_fds=(write,),
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors,
-                start_new_session=True, preexec_fn=_limits(self.uid is not None),
+                start_new_session=True, preexec_fn=_limits(self.uid is not None, cpu_seconds),
                 **({"user": self.uid, "group": self.gid, "extra_groups": []} if self.uid is not None else {}))
             self._running.add(process.pid)
         os.close(write)
@@ -271,7 +274,7 @@ def _environment(scratch):
     return env
 
 
-def _limits(unprivileged):
+def _limits(unprivileged, cpu_seconds=None):
     def apply():
         import resource
         for limit, value in ((resource.RLIMIT_AS, MEMORY), (resource.RLIMIT_FSIZE, FILE_SIZE),
@@ -279,6 +282,9 @@ def _limits(unprivileged):
             soft, hard = resource.getrlimit(limit)
             value = value if hard == resource.RLIM_INFINITY else min(value, hard)
             resource.setrlimit(limit, (value, value))
+        if cpu_seconds is not None:     # SIGXCPU at the limit, SIGKILL a second later if it is ignored
+            seconds = max(1, math.ceil(cpu_seconds))
+            resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 1))
     return apply
 
 

@@ -47,6 +47,7 @@ import signal
 import sys
 import sysconfig
 import traceback
+import types
 
 SPAWN = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
          "os.forkpty", "os.kill", "os.killpg", "signal.pthread_kill", "pty.spawn", "os.startfile")
@@ -152,11 +153,16 @@ def _tripwire(dotted, tasks, tripwire, home=None):
     if target is None:
         return
     if isinstance(target, type(sys)):                 # a module or package: every function and
+        inside = lambda name: name == target.__name__ or name.startswith(target.__name__ + ".")  # noqa: E731
         for name, module in list(sys.modules.items()):  # class defined in it or its submodules
-            if module is None or not (name == target.__name__ or name.startswith(target.__name__ + ".")):
+            if module is None or not inside(name):
                 continue
             for key, value in list(vars(module).items()):
-                if getattr(value, "__module__", None) == name and callable(value):
+                defined = getattr(value, "__module__", None)
+                # its own definitions, and the functions it re-exports from the package's other
+                # modules (``minishare.data.grammar_corpus``): each name a submission can call
+                if callable(value) and (defined == name or (isinstance(value, types.FunctionType)
+                                                            and isinstance(defined, str) and inside(defined))):
                     _tripwire(f"{name}.{key}", tasks, tripwire)
         return
     if isinstance(target, type):
