@@ -25,7 +25,8 @@ The pieces, one concept each:
   limits, reads their data and kills what they leave; ``judging`` runs the judges under limits.
 * ``grade``, ``check``, ``release``, ``gradescope``: the commands.
 * ``golf``: the class competition's grading (``--golf``): an ``entry.json`` read as data, graded in
-  the grader's process, its score against the count baselines and the leaderboard.
+  the grader's process, its score against the count baselines and the leaderboard; ``golf_code``
+  its code track (a student's ``model.py`` in the sandbox, through the probes of ``golf_probes``).
 
 ``import minishare`` does not import this package; it needs NumPy (and pytest for ``cases``).
 """

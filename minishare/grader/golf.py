@@ -6,7 +6,10 @@ stated types only. Nothing else of the submission is opened, and nothing of it i
 or copied. Training, quantization, the byte count and bits per byte on the hidden test split all
 run here, in the grader's own process, by ``minishare.golf.run.grade``: the value on the
 leaderboard is that computation's, so nothing a submission prints or writes (a results.json of its
-own, a line that looks like a score) takes part.
+own, a line that looks like a score) takes part. The one exception is the code track
+(``golf_code``): an entry whose model is ``"code": "model.py"`` has that module beside it, which runs
+in the sandbox and returns data only; the bytes, the CPU time, the stored weights and the score
+are still decided here.
 
 The limits are the competition's own (``golf.run.BUDGET_BYTES`` and ``CPU_SECONDS``), the same for
 every submission. The score comes from the thresholds of ``SCORE`` (the one place they are stated),
