@@ -105,7 +105,7 @@ def test_a_model_that_reads_the_other_windows_is_refused(data):
     def peeking(contexts):                    # each window's prediction leans on the batch's tokens
         counts = np.bincount(contexts.ravel(), minlength=V)[None, :].astype(float)
         return np.log1p(np.repeat(counts, len(contexts), axis=0))
-    with pytest.raises(InvalidValue, match="other windows sent beside it"):
+    with pytest.raises(InvalidValue, match="asked again with other windows beside it"):
         golf_code.rounds_bits_per_byte(peeking, documents, tokenizer, 16, np.random.default_rng(0))
 
 

@@ -35,8 +35,7 @@ def golf_splits(corpus="grammar", draw=0):
     safeio.integer(draw, "the corpus draw", low=0, high=2 ** 32 - 1)
     if draw and corpus != "grammar":
         raise InvalidValue(f"only the grammar corpus can be drawn again; {corpus!r} is one fixed text")
-    documents = data.grammar_corpus(2000, seed=draw) if draw else corpus_documents(corpus)
-    train, held_out = data.split_documents(documents, eval_fraction=0.1, seed=0)
+    train, held_out = data.split_documents(corpus_documents(corpus, draw), eval_fraction=0.1, seed=0)
     return {"train": train, "validation": held_out[0::2], "test": held_out[1::2]}
 
 

@@ -54,6 +54,9 @@ FORBID = ("minishare.data", "minishare.run", "minishare.golf", "minishare.analys
 STARTUP_CPU = 30.0          # CPU seconds a worker may spend importing NumPy, the library and model.py
 PREDICT_CPU = 60.0          # CPU seconds of one prediction request
 CHECK_ROUNDS = 4            # rounds asked again with another split of the windows
+# The CPU limit is the kernel's; the wall-clock one only catches a worker that waits without
+# computing, so it is looser by this factor: a loaded machine gives a worker less than a core.
+WALL = 3
 TOLERANCE = 1e-3            # nats: float32 log-probabilities of one window in two batches agree far closer
 
 
@@ -87,7 +90,7 @@ def grade(entry, submission, split, corpus="grammar", draw=0, budget_bytes=golf_
                  "train": {k: getattr(config, k) for k in ("steps", "lr", "optimizer", "weight_decay", "warmup_steps",
                                                            "schedule", "max_grad_norm", "eval_every", "progress")}}
         before = _children_cpu()
-        trained = run("golf_train", given, cpu_seconds + STARTUP_CPU, cpu=cpu_seconds + STARTUP_CPU)
+        trained = run("golf_train", given, WALL * (cpu_seconds + STARTUP_CPU), cpu=cpu_seconds + STARTUP_CPU)
         used = _children_cpu() - before
         if len(trained["arrays"]) != len(shapes):
             raise InvalidValue(f"the trained model has {len(trained['arrays'])} distinct parameters, "
@@ -97,7 +100,7 @@ def grade(entry, submission, split, corpus="grammar", draw=0, budget_bytes=golf_
                    "arrays": [np.ascontiguousarray(a, dtype="<f4").tobytes() for a in stored]}
 
         def predict(contexts):
-            out = run("golf_predict", {**weights, "contexts": contexts}, PREDICT_CPU + STARTUP_CPU,
+            out = run("golf_predict", {**weights, "contexts": contexts}, WALL * (PREDICT_CPU + STARTUP_CPU),
                       cpu=PREDICT_CPU + STARTUP_CPU)["log_p"]
             log_p = np.frombuffer(out, dtype="<f4").astype(np.float64)
             if log_p.size != len(contexts) * V:
@@ -160,8 +163,8 @@ def rounds_bits_per_byte(predict, documents, tokenizer, seq_len, rng, check_roun
             worst = max(float(np.abs(log_p[w] - again[w]).max()) for w in rows)
             if not worst <= TOLERANCE:
                 raise InvalidValue(f"the model's next-token log-probabilities for a window changed by {worst:.3g} "
-                                   "nats with the other windows sent beside it: a prediction may use its own "
-                                   "window's context only; not scored")
+                                   "nats when it was asked again with other windows beside it: a prediction may "
+                                   "use its own window's context only, and must be deterministic; not scored")
         for w in rows:
             lp = log_p[w]
             total -= float(lp[pairs[w][1][t - 1]] - np.logaddexp.reduce(lp))     # renormalized here
