@@ -187,6 +187,23 @@ def test_release_strips_solutions_hidden_cases_mutants_answers_and_the_teachers_
 
 
 @numpy_run_only
+def test_the_competitions_folder_goes_out_with_every_release_without_its_teachers_section(tmp_path):
+    """``golf/`` is not in the table (check and grade never read it) but is handed out: its README
+    up to the section for teachers, and its starter entry as it is, in a whole or a partial release."""
+    root = make_tree(tmp_path / "src")
+    golf = root / release.COMPETITION
+    golf.mkdir()
+    (golf / "README.md").write_text("# Golf\n\nThe rules.\n\n## For teachers\n\nThe timeout.\n")
+    (golf / "entry.json").write_text('{"name": "starter"}\n')
+    assert [e.folder for e in catalog.load(root)] == ["ex01_toy"]
+    for out, only in ((tmp_path / "all", None), (tmp_path / "some", ["ex01"])):
+        release.release(root, out, only=only)
+        assert sorted(os.listdir(out / "golf")) == ["README.md", "entry.json"]
+        assert (out / "golf" / "README.md").read_text() == "# Golf\n\nThe rules.\n"
+        assert (out / "golf" / "entry.json").read_text() == '{"name": "starter"}\n'
+
+
+@numpy_run_only
 def test_the_real_release_holds_no_given_function_and_its_visible_cases_pass_on_the_solutions(tmp_path):
     """At home, with the solutions pasted in, every visible case passes: its inputs come from
     expected.json, since the release leaves the given functions (and what only they use) behind."""

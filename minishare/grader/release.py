@@ -10,6 +10,12 @@ curve, a written defence: the teacher's own answers are solutions too). The top-
 too (the table, ``conftest.py``, ``pytest.ini``), and the README without its section for teachers.
 ``only`` releases some exercises (a weekly assignment).
 
+The class competition's folder (``golf/``, ``COMPETITION``) goes out with every release, whole or
+partial: its README without the section for teachers, and the starter ``entry.json``. It is not an
+exercise of the table (a submission is a declaration graded by ``--golf``, not a module with
+solution regions), so it has no stubs, cases or ``expected.json``; it holds no answer, and the
+competition runs beside the weekly exercises all term.
+
 The copy is built in a temporary folder next to the target and renamed into place at the end, so
 a failed release never leaves half a student copy.
 """
@@ -23,6 +29,7 @@ from minishare.grader.suites import is_test_file
 
 SKIP = ("__pycache__", ".pytest_cache", ".ipynb_checkpoints", "mutants")
 TEACHERS = "## For teachers"          # the README's section that stays behind, to the end
+COMPETITION = "golf"                  # the competition's folder: released, not in the table
 
 
 def exercise_files(root, exercise):
@@ -86,6 +93,7 @@ def release(root, out, only=None, box=None):
                 with open(os.path.join(staging, name), "wb") as f:
                     f.write(content)
                 written += 1
+        written += _write_competition(root, staging)
         for exercise in exercises:
             for relative in exercise_files(root, exercise):
                 content = released_text(root, exercise, relative)
@@ -107,6 +115,31 @@ def release(root, out, only=None, box=None):
     finally:
         if own:
             box.close()
+    return written
+
+
+def _write_competition(root, staging):
+    """The competition's folder, if the source has one: its files as they are, its README without
+    the section for teachers. Returns the number of files written."""
+    folder = os.path.join(root, COMPETITION)
+    if not os.path.isdir(folder):
+        return 0
+    written = 0
+    for directory, subdirs, files in os.walk(folder):
+        subdirs[:] = sorted(d for d in subdirs if d not in SKIP and not d.startswith("."))
+        for name in sorted(files):
+            if name.startswith(".") or name.endswith(".pyc"):
+                continue
+            path = os.path.join(directory, name)
+            with open(path, "rb") as f:
+                content = f.read()
+            if name == "README.md":
+                content = (content.decode("utf-8").split(TEACHERS)[0].rstrip() + "\n").encode("utf-8")
+            target = os.path.join(staging, os.path.relpath(path, root))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "wb") as f:
+                f.write(content)
+            written += 1
     return written
 
 
