@@ -211,11 +211,14 @@ def _until_eos(ids):
 
 class LanguageModelingTask:
     """Next-token prediction on a corpus for the decoder-only LM: windows of ``seq_len`` tokens
-    from the concatenated training text; evaluation on fixed windows of held-out text."""
+    from the concatenated training text; evaluation on fixed windows of held-out text. With
+    ``mean_iterations`` set, each batch also draws the number of iterations r a looped model runs
+    (``nn.looped.sample_iterations``), a pure function of (seed, batch index) like the windows."""
 
     def __init__(self, train_documents, eval_documents, tokenizer, batch_size=32, seq_len=64,
-                 seed=0, n_eval_batches=4):
+                 seed=0, n_eval_batches=4, mean_iterations=None):
         self.batch_size, self.seq_len, self.seed = batch_size, seq_len, seed
+        self.mean_iterations = mean_iterations
         self.train_ids = self._stream(train_documents, tokenizer)
         eval_ids = self._stream(eval_documents, tokenizer)
         n = min(len(eval_ids) // seq_len, batch_size * n_eval_batches)
@@ -231,10 +234,14 @@ class LanguageModelingTask:
     def batch(self, index):
         rng = numpy.random.default_rng(self.seed * 1_000_003 + index + 1)
         starts = rng.integers(0, len(self.train_ids) - self.seq_len, self.batch_size)
-        return {"input_ids": numpy.stack([self.train_ids[s:s + self.seq_len] for s in starts])}
+        batch = {"input_ids": numpy.stack([self.train_ids[s:s + self.seq_len] for s in starts])}
+        if self.mean_iterations is not None:        # drawn after the windows: those stay as they were
+            batch["iterations"] = sample_iterations(rng, self.mean_iterations)
+        return batch
 
     def loss(self, model, batch):
-        return model(batch["input_ids"], labels=batch["input_ids"]).loss, {}
+        depth = {"iterations": batch["iterations"]} if "iterations" in batch else {}
+        return model(batch["input_ids"], labels=batch["input_ids"], **depth).loss, {}
 
     def loss_terms(self, model, batch):
         return {"loss": self.loss(model, batch)[0]}

@@ -153,9 +153,9 @@ def test_the_hidden_test_split_is_scored_and_never_given_to_training(monkeypatch
     given = []
 
     class Recorded(golf_run.LanguageModelingTask):
-        def __init__(self, train_documents, eval_documents, *args):
+        def __init__(self, train_documents, eval_documents, *args, **kwargs):
             given.extend(train_documents + eval_documents)
-            super().__init__(train_documents, eval_documents, *args)
+            super().__init__(train_documents, eval_documents, *args, **kwargs)
     monkeypatch.setattr(golf_run, "LanguageModelingTask", Recorded)
     row = golf_run.grade(parse_entry(with_("recipe", steps=1)), split="test")
     test = golf_run.splits.golf_splits()["test"]

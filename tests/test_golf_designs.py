@@ -17,7 +17,9 @@ import pytest
 from minishare.errors import InvalidValue
 from minishare.golf import budget, designs, run as golf_run, splits
 from minishare.golf.entry import parse_entry
-from minishare.sharing import COMPONENTS
+from minishare.models import DecoderLM
+from minishare.sharing import COMPONENTS, Plan
+from minishare.tasks import LanguageModelingTask
 
 from conftest import dev, host
 
@@ -53,18 +55,52 @@ def test_looped_bytes_do_not_grow_with_test_iterations():
     assert budget.entry_bytes(tiny(test_iterations=12), 10) == 4 * SHARED_VALUES == budget.entry_bytes(tiny(), 10)
 
 
-def test_looped_model_runs_the_trained_tensors_at_the_test_depth():
+def _at_depth(entry, model, r):
+    """An independent model of r positions holding ``model``'s trained arrays (the test's own
+    construction: a DecoderLM built at that depth, its arrays replaced by the trained ones)."""
+    deeper = DecoderLM(entry.config(10, layers=r))
+    trained = dict(model.lm.named_parameters())
+    for name, p in deeper.named_parameters():
+        p.data = trained[name].data
+    return deeper.eval()
+
+
+def test_looped_model_is_scored_at_the_test_depth_with_the_trained_tensors():
     entry = tiny(test_iterations=6)
     model = designs.build(entry, 10)
-    deeper = designs.at_test_depth(entry, model, 10)
-    assert deeper.decoder.plan.n_layers == 6 and model.decoder.plan.n_layers == 3
-    trained = dict(model.named_parameters())
-    for name, p in deeper.named_parameters():       # the very arrays trained, not copies (on any backend)
-        assert p.data is trained[name].data, name
     ids = dev(np.array([[1, 2, 3, 4, 5]]))
-    # 6 positions of the shared layer are 3 more applications: the logits must change
-    assert not np.allclose(host(deeper(ids).logits), host(model(ids).logits))
-    assert designs.at_test_depth(tiny(), model, 10) is model
+    model.eval()
+    scored = host(model(ids).logits)
+    assert np.allclose(scored, host(_at_depth(entry, model, 6)(ids).logits), atol=1e-6)
+    # 6 positions of the shared layer are 3 more applications than the trained mean: the logits differ
+    assert not np.allclose(scored, host(_at_depth(entry, model, 3)(ids).logits))
+    model.train()        # in training, the batch's draw decides (here 2), else the mean N = 3
+    assert np.allclose(host(model(ids, iterations=2).logits), host(_at_depth(entry, model, 2)(ids).logits), atol=1e-6)
+    assert np.allclose(host(model(ids).logits), host(_at_depth(entry, model, 3)(ids).logits), atol=1e-6)
+
+
+def test_looped_training_draws_its_depth_per_batch_and_keeps_the_windows():
+    parts, tokenizer = golf_run.prepare(tiny(vocab_size=64))
+    plain = LanguageModelingTask(parts["train"], parts["validation"], tokenizer, 4, 16, seed=3)
+    looped = LanguageModelingTask(parts["train"], parts["validation"], tokenizer, 4, 16, seed=3, mean_iterations=3)
+    draws = [looped.batch(i)["iterations"] for i in range(200)]
+    assert all(isinstance(r, int) and r >= 1 for r in draws) and len(set(draws)) > 2
+    assert abs(np.mean(draws) - 3) < 0.4                   # E[r] = r̄ (nn.looped.sample_iterations)
+    assert draws == [looped.batch(i)["iterations"] for i in range(200)]      # a function of (seed, index)
+    assert all(np.array_equal(plain.batch(i)["input_ids"], looped.batch(i)["input_ids"]) for i in range(5))
+    assert "iterations" not in plain.batch(0)
+
+
+def test_a_looped_entry_needs_a_trained_mean_of_two():
+    with pytest.raises(InvalidValue, match="mean num_hidden_layers, which must be at least 2, got 1"):
+        tiny(num_hidden_layers=1, test_iterations=4)
+
+
+def test_a_stack_loops_only_onto_a_plan_with_its_own_sets():
+    stack = designs.build(tiny(test_iterations=6), 10).lm.decoder
+    assert stack.loop(Plan.build("all-shared", 9)).plan.n_layers == 9
+    with pytest.raises(InvalidValue, match="looping needs a plan with the stack's sets"):
+        stack.loop(Plan.build("not-shared", 2))
 
 
 @pytest.mark.parametrize("model, words", [

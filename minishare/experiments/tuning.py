@@ -69,9 +69,22 @@ def layerwise_grid(settings=FULL, lr=None, batch_sizes=(16,), seeds=TUNING_SEEDS
     return grid
 
 
+def golf_looped(grid=((2, 3500), (3, 2400)), seeds=TUNING_SEEDS):
+    """The golf experiment's looped design: its mean training depth (the steps keep about 70
+    CPU-seconds) and the depth it is scored at, in int8 bits per byte on the validation split."""
+    from minishare.experiments import exp_golf
+    for mean, steps in grid:
+        scores = [exp_golf.looped_depths(mean, steps, seed) for seed in seeds]
+        means = {depth: [s[depth] for s in scores] for depth in scores[0]}
+        print(f"  mean depth {mean}, {steps} steps: " + "; ".join(
+            f"r = {d} " + ", ".join(f"{v:.4f}" for v in values) for d, values in means.items()))
+        choice = best(means)
+        print(f"  mean depth {mean}: best scoring depth {choice}" + ("" if interior(choice, means) else " (AT THE EDGE)"))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m minishare.experiments.tuning", description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=["albert", "layerwise"])
+    parser.add_argument("what", choices=["albert", "layerwise", "golf"])
     parser.add_argument("--out", default="runs/tuning")
     parser.add_argument("--lr", type=float, help="layerwise: the ALBERT runs' rate, as tuned (default: the settings')")
     args = parser.parse_args(argv)
@@ -80,6 +93,9 @@ def main(argv=None):
             scores = sweep(args.out, layerwise_grid(lr=args.lr), metric)
             for batch_size, values in scores.items():
                 print(f"  {metric}, batch {batch_size}: " + ", ".join(f"{v:.4f}" for v in values))
+        return
+    if args.what == "golf":
+        golf_looped()
         return
     grid = albert_grid()
     for metric, lower in (("eval_mlm_loss", True), ("eval_sop_accuracy", False)):

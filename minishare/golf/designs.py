@@ -3,9 +3,11 @@
 Most entries are one ``DecoderLM`` of their configuration. Two designs of the course are built
 here from the entry's own fields (``entry.GOLF_FIELDS``):
 
-- looped (``test_iterations``): trained at ``num_hidden_layers`` positions of one all-shared layer
-  and scored at ``test_iterations`` positions (``at_test_depth``): a model of the deeper
-  configuration holding the trained tensors themselves, so the bytes are the same;
+- looped (``test_iterations``): one all-shared layer run r times (``LoopedLM``). Training draws r
+  at every step, with mean ``num_hidden_layers`` (``nn.looped.sample_iterations``, as chapter 14's
+  looped models train: a model trained at one fixed depth has never been asked to apply its layer
+  more times, and does not extrapolate), and scoring runs it ``test_iterations`` times. The same
+  stored tensors serve every depth, so the bytes do not grow with r;
 - relaxed (``relaxation_rank`` r): ``models.recursive.to_relaxed`` of a freshly initialized
   not-shared model onto the declared sharing plan. Its stored tensors are the shared model's and,
   at each of the N positions, every Linear's LoRA factors A (r, in) and B (out, r); ``lora_shapes``
@@ -18,6 +20,7 @@ from minishare.models import DecoderLM
 from minishare.models.recursive import to_relaxed
 from minishare.nn import init
 from minishare.nn.layers import Linear
+from minishare.nn.module import Module
 from minishare.nn.transformer import Stack
 from minishare.sharing import Plan
 
@@ -25,6 +28,8 @@ from minishare.sharing import Plan
 def build(entry, vocab_size):
     """The model ``entry`` trains, initialized (seed it first)."""
     rank = entry.relaxation_rank
+    if entry.model.get("test_iterations") is not None:
+        return LoopedLM(DecoderLM(entry.config(vocab_size)), entry.test_iterations)
     if rank is None:
         return DecoderLM(entry.config(vocab_size))
     config = entry.config(vocab_size)
@@ -52,15 +57,18 @@ def lora_shapes(model, rank):
     return shapes
 
 
-def at_test_depth(entry, model, vocab_size):
-    """``model`` as scored: a looped entry's trained tensors run at ``test_iterations`` positions
-    (the parameters shared by identity, not copied), any other entry's model itself."""
-    if entry.model.get("test_iterations") is None:
-        return model
-    with init.shape_only():
-        deeper = DecoderLM(entry.config(vocab_size, layers=entry.test_iterations))
-    trained = dict(model.named_parameters())
-    for name, p in deeper.named_parameters():
-        p.data = trained[name].data
-    deeper.eval()
-    return deeper
+class LoopedLM(Module):
+    """A looped entry's model: ``lm``, a ``DecoderLM`` of one all-shared layer, run at r positions
+    of that layer. ``forward(input_ids, labels=None, iterations=None)``: r = ``iterations`` (the
+    training batch's draw); without it, the trained mean (``num_hidden_layers``) in training mode
+    and ``test_iterations`` in evaluation, the depth the entry is scored at."""
+
+    def __init__(self, lm, test_iterations):
+        super().__init__()
+        self.lm, self.test_iterations = lm, test_iterations
+        self.mean_iterations = lm.config.num_hidden_layers
+
+    def forward(self, input_ids, labels=None, iterations=None):
+        r = iterations or (self.mean_iterations if self.training else self.test_iterations)
+        self.lm.decoder.loop(Plan.build("all-shared", r))
+        return self.lm(input_ids, labels=labels)

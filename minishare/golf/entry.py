@@ -21,9 +21,10 @@ Two model fields are the competition's own, not ``TransformerConfig``'s (``GOLF_
 
 - ``test_iterations``: a looped model (Dehghani et al.'s Universal Transformer, Yang et al.'s
   looped Transformer) runs its one shared layer more times at test time than it trained with:
-  ``num_hidden_layers`` positions in training, ``test_iterations`` in scoring, the same stored
-  tensors. It needs ``"sharing": "all-shared"`` (one set serves every position, so the set exists
-  at any depth) and at least ``num_hidden_layers``.
+  in training a number of iterations drawn at every step with mean ``num_hidden_layers`` (at least
+  2: Geiping et al.'s draw, ``nn.looped.sample_iterations``), ``test_iterations`` in scoring, the
+  same stored tensors. It needs ``"sharing": "all-shared"`` (one set serves every position, so the
+  set exists at any depth) and at least ``num_hidden_layers``.
 - ``relaxation_rank``: a relaxed recursive model (Bae et al., 2024): the declared sharing plan's
   shared sets, and at every position a LoRA correction of this rank on every Linear
   (``models.recursive.to_relaxed``), built from a freshly initialized not-shared model and then
@@ -157,6 +158,9 @@ def _check_golf_fields(model, config, where):
                            "(a relaxed model has a correction of its own at each trained position)")
     if iterations is not None:
         safeio.integer(iterations, f"{where}: model.test_iterations", low=N, high=max(N, MAX_TEST_ITERATIONS))
+        if N < 2:
+            raise InvalidValue(f"{where}: a looped entry (model.test_iterations) trains at a depth drawn "
+                               f"with mean num_hidden_layers, which must be at least 2, got {N}")
         if model.get("sharing") != "all-shared":
             raise InvalidValue(f"{where}: model.test_iterations needs \"sharing\": \"all-shared\" (one layer "
                                f"looped at every position), got sharing {model.get('sharing', 'not-shared')!r}")

@@ -96,8 +96,10 @@ def train_entry(entry, parts, tokenizer, cpu_seconds=CPU_SECONDS, progress=False
     recipe = entry.recipe
     ms_random.manual_seed(recipe["seed"])
     model = designs.build(entry, tokenizer.vocab_size)
+    looped = isinstance(model, designs.LoopedLM)       # its depth drawn at every step, mean N
     task = LanguageModelingTask(parts["train"], parts["validation"], tokenizer, recipe["batch_size"],
-                                recipe["seq_len"], recipe["seed"])
+                                recipe["seq_len"], recipe["seed"],
+                                mean_iterations=model.mean_iterations if looped else None)
     trainer = Trainer(model, task, entry.train_config())
     cpu, stopped = train_within(trainer, cpu_seconds, progress)
     return model, {"train_cpu_seconds": cpu, "cpu_seconds_limit": cpu_seconds, "steps_done": trainer.step,
@@ -105,6 +107,6 @@ def train_entry(entry, parts, tokenizer, cpu_seconds=CPU_SECONDS, progress=False
 
 
 def score_entry(entry, model, documents, tokenizer):
-    """Bits per byte of the stored ``model`` on ``documents``, at the entry's test-time depth."""
-    scored = designs.at_test_depth(entry, model, tokenizer.vocab_size)
-    return score.bits_per_byte(scored, documents, tokenizer, entry.recipe["seq_len"])
+    """Bits per byte of the stored ``model`` on ``documents`` (in evaluation mode: a looped entry
+    runs at its ``test_iterations``)."""
+    return score.bits_per_byte(model, documents, tokenizer, entry.recipe["seq_len"])

@@ -145,6 +145,16 @@ class Stack(Module):
         self.plan = plan
         return self
 
+    def loop(self, plan):
+        """Run the positions of ``plan`` from now on: a plan of any N with as many sets of each
+        component as this stack has, so the same parameter sets serve a shallower or a deeper stack
+        (an all-shared layer looped r times, chapter 14). Returns self."""
+        counts = {component: len(sets) for component, sets in self.components()}
+        if any(plan.n_sets(component) != n for component, n in counts.items()):
+            raise InvalidValue(f"looping needs a plan with the stack's sets ({counts}), got {plan!r}")
+        self.plan = plan
+        return self
+
     def _layer(self, i, x, inputs):
         """Position (or ACT step) i: the coordinate embedding if asked, then the components."""
         if self.timestep:
