@@ -25,12 +25,24 @@ def _threadpools():
     return _controller
 
 
+_elementwise_threads = 1     # until set_num_threads: one, whatever the BLAS starts with
+
+
 def set_num_threads(n):
     """Use ``n`` threads in the BLAS (and OpenMP) libraries loaded in this process, from now on
-    (``torch.set_num_threads``). Worker processes started later set their own."""
+    (``torch.set_num_threads``), and as many for the fast elementwise ops' blocks
+    (``ops.blocks``: NumPy's ufuncs run on one thread). Worker processes started later set their own."""
+    global _elementwise_threads
     if not is_int(n) or n < 1:
         raise InvalidValue(f"set_num_threads: n must be a positive int, got {n!r}")
     _threadpools().limit(limits=n)
+    _elementwise_threads = n
+
+
+def elementwise_threads():
+    """Threads the fast elementwise ops share their blocks between: the last ``set_num_threads``,
+    1 before any (so a process that never asks runs them on its own thread, as NumPy does)."""
+    return _elementwise_threads
 
 
 def get_num_threads():

@@ -184,7 +184,8 @@ def step_size(config, recipe):
     """(multiply-accumulates, activation floats) of one training step, roughly: per token and
     position the projections (4 H²) and the FFN (2 H F) and attention's scores and mix (2 T H),
     the output layer once (H V); activations a few H and F per token and position, and the
-    attention maps (heads · T² per sequence and position)."""
+    attention maps (heads · T² per sequence and position). A looped entry's N is its mean depth:
+    one of its steps may draw a deeper one (about 2.4 N at two standard deviations of the draw)."""
     B, T, N = recipe["batch_size"], recipe["seq_len"], config.num_hidden_layers
     H, F, V, heads = config.hidden_size, config.intermediate_size, config.vocab_size, config.num_attention_heads
     macs = 3 * B * T * (N * (4 * H * H + 2 * H * F + 2 * T * H) + H * V)
