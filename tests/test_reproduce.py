@@ -46,6 +46,30 @@ def test_other_settings_do_not_reuse_the_cache(tmp_path):
     assert reproduce._cached(folder, plans.settings(FULL)) is None
 
 
+def test_only_keeps_what_the_report_and_the_ledger_said_of_the_others(tmp_path):
+    """--only NAME changes NAME's part of the book alone: another experiment's section of the
+    report and its records in the ledger stay as they were, even when its result was made under
+    settings that have changed since (so it is no longer a cache hit)."""
+    import json
+    reproduce.run(str(tmp_path), quick=True, only=CHEAP, progress=False)
+    before = open(tmp_path / "report.md").read()
+    plans_section = before[before.index("## The sharing plans"):]
+    saved = json.loads((tmp_path / "plans" / "result.json").read_text())
+    saved["settings"]["tier"] = "an older one"              # no longer matches: not a cache hit
+    (tmp_path / "plans" / "result.json").write_text(json.dumps(saved))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "book", "figures", "claims.json")) as f:
+        committed = json.load(f)
+    theirs = {key: [x for x in committed[key] if x["experiment"] == "albert_sharing"] for key in ("claims", "baselines")}
+    assert theirs["claims"] and theirs["baselines"]
+    (tmp_path / "claims.json").write_text(json.dumps(theirs))          # a ledger that says something of another
+    text = open(reproduce.run(str(tmp_path), quick=True, only=["params"], progress=False)).read()
+    assert "## Parameter counts" in text and plans_section.strip() in text
+    ledger = json.loads((tmp_path / "claims.json").read_text())
+    assert [x for x in ledger["claims"] if x["experiment"] == "albert_sharing"] == theirs["claims"]
+    assert [x for x in ledger["baselines"] if x["experiment"] == "albert_sharing"] == theirs["baselines"]
+
+
 def test_unknown_experiment_is_named(tmp_path):
     with pytest.raises(ValueError, match="unknown experiment.*bogus"):
         reproduce.run(str(tmp_path), quick=True, only=["bogus"], progress=False)

@@ -10,8 +10,8 @@ one after another: it finds its trainings cached, and timings it measures itself
 CPU with a training.
 Results are cached in ``OUT/<experiment>/result.json`` under the settings the experiment declares
 it reads (``experiment.View.key``), so running again only redraws, and a change to one
-experiment's settings retrains that experiment alone; ``--only NAME`` runs one experiment and the
-report still includes every cached one. The claims and baselines of every experiment in the report
+experiment's settings retrains that experiment alone; ``--only NAME`` runs one experiment, and the
+report and the ledger keep what they said of every other one (``_earlier``). The claims and baselines of every experiment in the report
 go to ``OUT/claims.json``, the ledger the book and the notebooks render their sentences from; where
 ``OUT/plan.json`` holds the plan written before the run (``plan``), a ledger whose primary
 comparisons differ from it is refused.
@@ -63,7 +63,7 @@ def run(out, quick=False, only=None, progress=True, jobs=1, long=False, estimate
         runs.train_all(out, wanted, jobs=jobs, progress=progress)
     ran = _run_side_by_side([n for n in todo if _trains_here(experiments[n], settings)], settings, out, jobs,
                             progress)
-    sections, ledger = [], {"claims": [], "baselines": []}
+    sections, found_by = {}, {}
     for name, experiment in experiments.items():
         folder = os.path.join(out, name)
         view = experiment.settings(settings)
@@ -79,11 +79,15 @@ def run(out, quick=False, only=None, progress=True, jobs=1, long=False, estimate
         if result is None:
             continue
         figs = experiment.figures(result, folder)
-        found = ledger_of(experiment, result, settings)
-        ledger["claims"] += found["claims"]
-        ledger["baselines"] += found["baselines"]
-        sections.append((experiment.title, figs, experiment.report(result, figs), experiment.observations(result),
-                         found))
+        found_by[name] = ledger_of(experiment, result, settings)
+        sections[name] = (experiment.title, figs, experiment.report(result, figs), experiment.observations(result),
+                          found_by[name])
+    if only is not None:            # the others' parts of the report and the ledger stay as they were
+        earlier_texts, earlier = _earlier(out, experiments, set(sections))
+        sections = {name: sections.get(name, earlier_texts.get(name)) for name in experiments}
+        found_by = {name: found_by.get(name, earlier.get(name)) for name in experiments}
+    sections = [section for section in sections.values() if section is not None]
+    ledger = {key: [x for found in found_by.values() if found for x in found[key]] for key in ("claims", "baselines")}
     written = plan.load(out)
     if written is not None:
         plan.check(written, ledger["claims"])
@@ -167,6 +171,28 @@ def ledger_of(experiment, result, settings):
     return {"claims": claims.finish(experiment.claims(result, view.seeds), base), "baselines": base}
 
 
+def _earlier(out, experiments, made):
+    """What ``out``'s last report and ledger say of the experiments not ``made`` in this run:
+    ({name: its section of report.md, as text}, {name: {"claims", "baselines"}}). ``--only NAME``
+    keeps them as they are, so that running one experiment changes its own part of the book alone,
+    even where another's committed result was made under settings that have changed since."""
+    others = [name for name in experiments if name not in made]
+    path = os.path.join(out, "claims.json")
+    ledger = claims.load(path) if os.path.exists(path) else {"claims": [], "baselines": []}
+    found = {name: {key: [x for x in ledger[key] if x["experiment"] == name] for key in ("claims", "baselines")}
+             for name in others}
+    texts, path = {}, os.path.join(out, "report.md")
+    if os.path.exists(path):
+        headings, current = {f"## {experiments[name].title}": name for name in others}, None
+        with open(path, encoding="utf-8") as f:
+            for line in f.read().split("\n"):
+                if line.startswith("## "):         # every section starts with its experiment's title
+                    current = headings.get(line)
+                if current is not None:
+                    texts.setdefault(current, []).append(line)
+    return {name: "\n".join(lines).rstrip("\n") + "\n" for name, lines in texts.items()}, found
+
+
 def _markdown(sections, settings, out):
     lines = ["# minishare: the papers' claims, measured at small scale", "",
              f"Settings: {'quick (CI)' if settings.quick else 'long' if settings == LONG else 'full'} run; every model is tiny and trained on "
@@ -177,7 +203,11 @@ def _markdown(sections, settings, out):
                   "every experiment runs end to end; nothing in it is a result, and most comparisons below are "
                   "not compared because the models have not beaten the no-model baselines. The book's numbers "
                   "are the full run's (`python -m minishare reproduce`, committed in `book/figures`).", ""]
-    for title, figs, text, notes, found in sections:
+    for section in sections:
+        if isinstance(section, str):           # kept from the last report (``_earlier``)
+            lines += [section]
+            continue
+        title, figs, text, notes, found = section
         lines += [f"## {title}", "", text, ""]
         if found["baselines"]:
             lines += [claims.baseline_line(found["baselines"]), ""]
