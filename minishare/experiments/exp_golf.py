@@ -16,9 +16,9 @@ embeddings, Pre-LN, AdamW at 3e-3 with a cosine schedule:
   correction of rank 4 on every Linear (``relaxation_rank``), trained from scratch.
 
 Each design trains once per seed, for a fixed number of steps chosen so that its training takes
-about 70 CPU-seconds on one core (``TIERS``: fewer than the competition's 5-minute limit, so that
-the whole set of five seeds runs in some 25 CPU-minutes; the measured seconds are in the result), and the one trained
-model is scored twice on the hidden test split: as trained (float32) and stored at int8 with a
+about 80 CPU-seconds on one core (``TIERS``: fewer than the competition's 5-minute limit, so that
+the five seeds of all four run in some 25 CPU-minutes; the measured seconds are in the result), and
+the one trained model is scored twice on the hidden test split: as trained (float32) and stored at int8 with a
 scale per row (``golf.quantize``). The quick tier trains each for a few steps: a smoke test of the
 pipeline, not a measurement. Beside the models, the no-model baselines: unigram and bigram counts
 of the training split's tokens, scored on the test split (``analysis.golf_baselines``).
@@ -51,8 +51,8 @@ DESIGNS = {
     "relaxed": dict(hidden_size=56, num_hidden_layers=4, intermediate_size=112, sharing="all-shared",
                     relaxation_rank=4),
 }
-# steps per design: about 70 to 85 CPU-seconds each on one core (measured: 0.020, 0.037, 0.020 and 0.033
-# CPU-seconds a step), a few in the quick tier
+# steps per design: about 70 CPU-seconds each on one core as first measured (0.020, 0.037, 0.020 and
+# 0.033 CPU-seconds a step; 77 to 93 in the full run, two trainings at a time), a few in the quick tier
 TIERS = {"quick": {"golf_steps": {"not-shared": 4, "ALBERT-style": 2, "looped": 4, "relaxed": 2}},
          "full": {"golf_steps": {"not-shared": 3500, "ALBERT-style": 1900, "looped": 3500, "relaxed": 2100}},
          "long": {"golf_steps": {"not-shared": 14000, "ALBERT-style": 7600, "looped": 14000, "relaxed": 8400}}}

@@ -70,7 +70,7 @@ def layerwise_grid(settings=FULL, lr=None, batch_sizes=(16,), seeds=TUNING_SEEDS
 
 
 def golf_looped(grid=((2, 3500), (3, 2400)), seeds=TUNING_SEEDS):
-    """The golf experiment's looped design: its mean training depth (the steps keep about 70
+    """The golf experiment's looped design: its mean training depth (the steps keep about 80
     CPU-seconds) and the depth it is scored at, in int8 bits per byte on the validation split."""
     from minishare.experiments import exp_golf
     for mean, steps in grid:
