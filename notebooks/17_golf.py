@@ -6,7 +6,7 @@
 #       extension: .py
 #       format_name: percent
 #       format_version: '1.3'
-#       jupytext_version: 1.19.6
+#       jupytext_version: 1.19.7
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -131,7 +131,7 @@ for name, value in golf_baselines.baselines("grammar", "validation").items():
 #
 # The tiny entry above, trained by the grader's own code and scored on the visible validation
 # split (what `python -m minishare golf ENTRY` does). In quick mode it trains a few dozen steps;
-# the full mode trains 1,500, about half a CPU minute.
+# the full mode trains 1,500, about a CPU minute.
 
 # %%
 steps = course.pick(quick=30, full=1500)

@@ -142,18 +142,18 @@ def figures(result, folder):
     ax.set_xscale("log")
     ax.xaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))      # 60, 100, 200 rather than 6×10¹
     ax.xaxis.set_minor_formatter(ticker.FormatStrFormatter("%g"))
-    models = [v for d in result["rows"] for p in PRECISIONS for v in values(result, d, p)]
-    top = max(models)
-    for name, value in sorted(result["baselines"].items(), key=lambda kv: kv[1]):
-        if value > 1.5 * top:     # far above every model (the unigram counts): named, not drawn, so the
-            ax.text(0.01, 0.98, f"no model: {name} counts at {value:.3f}, above the axis",   # models keep the height
+    shown = [v for d in result["rows"] for p in PRECISIONS for v in values(result, d, p)]
+    far = 1.5 * max(shown)    # a baseline far above every model (the unigram counts) is named, not drawn,
+    for name, value in sorted(result["baselines"].items(), key=lambda kv: kv[1]):    # so the models keep the height
+        if value > far:
+            ax.text(0.01, 0.98, f"no model: {name} counts at {value:.3f}, above the axis",
                     transform=ax.transAxes, fontsize=8, va="top", color="dimgrey")
             continue
-        top = max(top, value)
+        shown.append(value)
         ax.axhline(value, color="grey", linestyle=":", linewidth=1)    # labelled at the axis's left edge
         ax.text(0.01, value, f"no model: {name} counts", transform=ax.get_yaxis_transform(), fontsize=8,
                 va="bottom", color="dimgrey")
-    ax.set_ylim(0.9 * min(models), 1.12 * top)
+    ax.set_ylim(0.9 * min(shown), 1.12 * max(shown))
     ax.set(xlabel="stored KiB (log scale; dashed: the budget)", ylabel="held-out bits per byte (test split)",
            title="Golf: bits per byte against stored bytes")
     ax.legend(fontsize=7, ncol=2)
