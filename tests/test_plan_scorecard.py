@@ -43,10 +43,13 @@ def test_the_committed_plan_is_sound_and_the_ledger_follows_it():
 
 
 def test_the_plan_of_the_next_run_is_sound_and_tunes_on_tuning_seeds_only():
-    """plan_next.json, written before the next full run: tuning seeds apart from evaluation seeds,
-    and a setting tuned on other seeds says it is pending."""
+    """plan_next.json, written before the next full run, where there is one (between runs):
+    tuning seeds apart from evaluation seeds, a setting tuned on other seeds says it is pending,
+    and it plans every experiment the committed plan does."""
     nxt = plan.load(FIGURES, plan.NEXT)
-    assert nxt is not None and plan.problems(nxt) == []
+    if nxt is None:
+        pytest.skip("no next run planned: the committed plan is the latest")
+    assert plan.problems(nxt) == []
     assert set(nxt["experiments"]) == set(plan.load(FIGURES)["experiments"])
 
 

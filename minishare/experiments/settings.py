@@ -119,7 +119,7 @@ QUICK = Settings(tier="quick", quick=True, seeds=(0, 1), few_seeds=(0, 1), pretr
                           act_weight=0.01, steps=10, batch_size=8, lr=3e-3, test_forests=16))
 
 # Full: the book's numbers. The learning rate of the ALBERT runs was tuned on the plan's tuning seeds
-# (100, 101; ``experiments.tuning``, recorded in the plan of the next full run, ``plan_next.json``): on the leak-free corpus of
+# (100, 101; ``experiments.tuning``, recorded in the run's plan, ``book/figures/plan.json``): on the leak-free corpus of
 # pipeline 3, at 800 updates, 3e-3 had the lowest mean held-out MLM loss over not-shared and
 # all-shared (3.07, against 3.16 at 2e-3, 3.24 at 5e-3, 3.50 at 1e-3). The other choices below come
 # from earlier pilots on this machine's 2 cores (seed 0 unless said; CPU-s by time.process_time),
@@ -177,7 +177,7 @@ FULL = Settings(quick=False, seeds=(0, 1, 2, 3, 4), few_seeds=(0, 1, 2), pretrai
                 embedding_sizes=(16, 32, 64),
                 # Figure 1's N = 12 models, tuned on the tuning seeds 100 and 101 (the ALBERT-style
                 # model, all-shared at E = 16, the arm whose seeds may stay on the unigram plateau;
-                # plan_next.json has the grid): at the ALBERT runs' 3e-3, batch 32 and 800 updates a
+                # plan.json has the grid): at the ALBERT runs' 3e-3, batch 32 and 800 updates a
                 # seed of the last run stayed there, and at batch 16 no rate of {1e-3, 2e-3, 3e-3}
                 # took it 0.10 nats below its unigram loss in 800 updates. With 1,600 updates at
                 # batch 16, 1e-3 takes both tuning seeds 0.27 and 0.34 nats below it, between 5e-4
@@ -197,7 +197,7 @@ FULL = Settings(quick=False, seeds=(0, 1, 2, 3, 4), few_seeds=(0, 1, 2), pretrai
                 # signal learned neither reverse, addition nor copy; at H = 64 it copies (exact match 0.91).
                 # Retuned on the tuning seeds 100 and 101 at 800 updates: copy at H = 64 is the only
                 # cell both learn (exact match 1.00, 1.00; reverse at H = 64 0.00, 0.97; the rest at
-                # most 0.08), so the choice stands (plan_next.json has the grid)
+                # most 0.08), so the choice stands (plan.json has the grid)
                 act_task="copy", act_steps=800,
                 act=dict(hidden_size=64, num_attention_heads=4, intermediate_size=128, num_hidden_layers=4,
                          norm_position="pre", sharing="universal", timestep_signal=True, act=True,
