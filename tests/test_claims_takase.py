@@ -444,3 +444,28 @@ def test_a_rate_inside_the_grid_is_no_edge(monkeypatch):
     lrs = exp_takase.tuned_lrs("out", settings)["post"]
     assert lrs["vanilla"] == {"lr": 3e-3, "edge": False, "losses": {"0.01": 0.9, "0.001": 0.5, "0.003": 0.1}}
     assert all(r["lr"] == 1e-2 and r["edge"] for k, r in lrs.items() if k != "vanilla")
+
+
+@pytest.mark.parametrize("settings", [QUICK, FULL])
+def test_the_estimate_charges_the_comparison_before_the_search_has_run(settings, monkeypatch):
+    """Before the learning-rate search, ``later_requests`` stands in for the comparison's runs:
+    charged at made-up step times, it costs what the real runs cost at those times (an equal-time
+    run is given Vanilla's S updates' time, whatever its own steps), and it asks for nothing once
+    the search is done."""
+    plans = exp_takase.plan(settings)
+    lrs = {norm: {key: {"lr": 0.002} for key in vs} for norm, (vs, _) in plans.items()}
+    seconds = {}                  # made-up seconds a step of each model, keyed by its overrides
+    for norm, (vs, _) in plans.items():
+        for i, key in enumerate(vs):
+            seconds[repr(sorted(vs[key]["overrides"].items()))] = 0.010 + 0.003 * i
+    times = {norm: {k: seconds[repr(sorted(vs[k]["overrides"].items()))] for k in takase_arms.equal_keys(vs)}
+             for norm, (vs, _) in plans.items()}
+
+    def cost(requests):
+        return sum(r["steps"] * seconds[repr(sorted(r["overrides"].items()))] for r in requests.values())
+
+    real, standing_in = exp_takase.comparison_requests(settings, lrs, times), exp_takase.later_requests(settings)
+    assert len(standing_in) == len(real)
+    assert cost(standing_in) == pytest.approx(cost(real), rel=0.01)    # the equal-time steps are rounded
+    monkeypatch.setattr(exp_takase, "tuning_done", lambda out, s: True)
+    assert exp_takase.later_requests(settings, "out") == {}

@@ -126,6 +126,23 @@ def requests(settings, out=None):
     return wanted
 
 
+def later_requests(settings, out=None):
+    """The comparison's runs while the search has not chosen its rates, as ``reproduce``'s
+    estimate charges them before anything trains: each at the grid's first rate (a rate does not
+    change a step's time), and each equal-time run as Vanilla's S updates, the time such a run is
+    given by its definition. Empty once the search is done: ``requests`` then asks for the runs."""
+    if tuning_done(out, settings):
+        return {}
+    wanted = {}
+    for norm, (vs, budgets) in plan(settings).items():
+        name_of, request_of = _names(settings, norm, {norm: {key: {"lr": settings.takase_lrs[0]} for key in vs}})
+        wanted.update(method_requests(vs, budgets, settings.takase_steps, settings.seeds, name_of, request_of))
+        for key in (k for k in equal_keys(vs) if k != "vanilla"):
+            for seed in settings.seeds:
+                wanted[f"{name_of(key, vs[key], seed)}-equal-time"] = request_of("vanilla", vs["vanilla"], seed)
+    return wanted
+
+
 def _names(settings, norm, lrs):
     """(name_of, request_of) of the runs of LN position ``norm`` at the tuned rates ``lrs``."""
     return (lambda key, v, seed, steps=None: run_name(norm, key, v, seed, steps),

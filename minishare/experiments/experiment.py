@@ -12,6 +12,8 @@ a complete one)::
     SEEDS = "few_seeds"                    # optional: another seeds field of Settings
 
     def requests(settings, out): ...       # optional: {run name: run_training arguments}
+    def later_requests(settings, out): ... # optional: the runs a later stage of ``requests`` will ask
+                                           # for, as stand-ins of the same cost, for the estimate
     def trains_here(settings): ...         # optional: {label: (updates, make)}, the training ``run``
                                            # does in its own process: ``make(steps)`` returns a
                                            # ``Trainer`` of that kind for ``steps`` updates, which
@@ -101,6 +103,9 @@ class Experiment:
 
     def requests(self, view, out):
         return self.module.requests(view, out) if hasattr(self.module, "requests") else {}
+
+    def later_requests(self, view, out):
+        return self.module.later_requests(view, out) if hasattr(self.module, "later_requests") else {}
 
     def trains_here(self, view):
         return self.module.trains_here(view) if hasattr(self.module, "trains_here") else {}

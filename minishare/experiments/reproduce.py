@@ -50,12 +50,16 @@ def run(out, quick=False, only=None, progress=True, jobs=1, long=False, estimate
                     for name in todo]
             # side by side (``_run_side_by_side``), they take the longest one's time or their share of the cores
             here = max(max(each, default=0.0), sum(each) / jobs) if jobs > 1 else sum(each)
-            seconds, shapes = runs.estimate(missing, jobs, out=out, progress=True) if missing else (0.0, 0)
-            print(f"[reproduce] {len(missing)} training runs to make: about {seconds / 60:.0f} minutes with "
+            # and the runs a later stage will ask for (exp_takase's comparison, after its search)
+            later = {n: r for name in todo for n, r in experiments[name].later_requests(
+                experiments[name].settings(settings), out).items() if n not in wanted}
+            charged = {**missing, **later}
+            seconds, shapes = runs.estimate(charged, jobs, out=out, progress=True) if charged else (0.0, 0)
+            print(f"[reproduce] {len(charged)} training runs to make: about {seconds / 60:.0f} minutes with "
                   f"{jobs} job(s), then about {here / 60:.0f} minutes of training in the experiments' own process; "
                   f"about {(seconds + here) / 60:.0f} minutes in all (timed on this machine: {shapes} models of "
                   "the runs and each kind the experiments train, a few steps each; evaluations and timings not "
-                  "counted, and a later stage may ask for more runs)", flush=True)
+                  "counted; the runs a later stage asks for counted as stand-ins of their cost)", flush=True)
             if estimate_only:
                 return None
         if not missing:
