@@ -388,7 +388,7 @@ def test_committed_results_report_and_claim(name):
         assert sum(c["primary"] for c in found["claims"]) == 6 * len(FULL.takase_norms)
         assert {c["metric"] for c in found["claims"] if c["primary"]} == {"loss"}
         assert {b["name"] for b in found["baselines"]} == {"the larger operand", "no carries", "target-token frequencies"}
-        assert "Learning rates: each method's, picked from {0.001, 0.003}" in module.report(result, [])
+        assert "Learning rates: each method's, picked from {0.0003, 0.001, 0.003, 0.01}" in module.report(result, [])
     if name == "lm":
         values = {b["name"].split()[0]: b["value"] for b in found["baselines"]}
         assert values["bigram"] < values["unigram"]
