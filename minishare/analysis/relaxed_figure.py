@@ -31,5 +31,8 @@ def plot_relaxed(curves, points, title):
     ax.set_xlabel("unique parameters (each shared tensor once), log scale")
     ax.set_ylabel("held-out loss (cross-entropy per token, nats)")
     ax.set_title(wrapped(title + "\nmarker: mean over seeds, bar: min–max; markers of one count set apart"))
-    fig.legend(loc="outside lower center", ncols=2)
+    # two columns fit the figure's width only while the labels are short; a long one (the
+    # from-scratch arms name their budget) would push both columns past the edges
+    labels = ax.get_legend_handles_labels()[1]
+    fig.legend(loc="outside lower center", ncols=2 if max(map(len, labels)) <= 40 else 1)
     return fig
