@@ -84,15 +84,20 @@ def keep_freed_memory():
     32 MB come from the heap rather than from their own mapping (``M_MMAP_THRESHOLD``; by default
     glibc moves that limit itself between 128 kB and 32 MB), and up to 256 MB free at the heap's top
     stays (``M_TRIM_THRESHOLD``). A step then reuses the pages of the previous one instead of taking
-    fresh zeroed ones, one page fault each. The peak is not raised, only returned later. True where
-    it applied; elsewhere (macOS, musl, Windows) it does nothing and returns False."""
+    fresh zeroed ones, one page fault each. All threads share one heap (``M_ARENA_MAX``): by default
+    glibc gives each thread that allocates a heap of its own, and memory kept there (the
+    temporaries of the elementwise blocks run on a second thread, ``minishare.ops.blocks``) could
+    not be reused by the main thread, which raised the peak by a few percent at two threads. So the
+    peak is not raised, only returned later. True where it applied; elsewhere (macOS, musl,
+    Windows) it does nothing and returns False."""
     try:
         import ctypes
         mallopt = ctypes.CDLL("libc.so.6").mallopt
     except (ImportError, OSError, AttributeError):   # no ctypes, no glibc, no mallopt
         return False
-    M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
-    return bool(mallopt(M_MMAP_THRESHOLD, 32 << 20)) and bool(mallopt(M_TRIM_THRESHOLD, 256 << 20))
+    M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_ARENA_MAX = -1, -3, -8
+    return all([mallopt(M_MMAP_THRESHOLD, 32 << 20), mallopt(M_TRIM_THRESHOLD, 256 << 20),
+                mallopt(M_ARENA_MAX, 1)])
 
 
 def _import_cupy():
