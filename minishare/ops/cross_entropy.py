@@ -78,7 +78,7 @@ class FastCrossEntropy(CrossEntropy):
         xp = backend.xp
         target = self._checked_targets(logits, target, ignore_index, reduction)
         N, C = logits.shape
-        self.N, self.rows = N, None
+        self.rows = None
         if backend.name == "numpy" and not self.valid.all():
             self.rows = xp.flatnonzero(self.valid)                     # (n,)
             logits, target = logits[self.rows], target[self.rows]      # (n, C), (n,)
@@ -103,7 +103,7 @@ class FastCrossEntropy(CrossEntropy):
         dz[xp.arange(len(self.target)), self.target] -= scale          # minus the one-hot part
         if self.rows is None:
             return dz, None
-        every = xp.zeros((self.N, dz.shape[1]), dtype=dz.dtype)        # (N, C): 0 where ignored
+        every = xp.zeros((len(self.valid), dz.shape[1]), dtype=dz.dtype)   # (N, C): 0 where ignored
         every[self.rows] = dz
         return every, None
 
