@@ -168,6 +168,26 @@ def test_a_timing_is_not_repeated_and_is_announced_first(tmp_path, monkeypatch, 
     assert "timing" not in capsys.readouterr().out
 
 
+def test_a_second_signal_just_after_a_checkpoint_lands_names_that_checkpoint(tmp_path, monkeypatch,
+                                                                           terminal_sigint):
+    """Two signals at once (a SIGTERM to the group reaches a worker twice) can cut a save short
+    after its checkpoint was renamed into place: the error must name the step the file holds, the
+    one a rerun continues from, not the one saved before it."""
+    from minishare.run import training
+    real_save = checkpoint.save
+
+    def save(model, path, training_state=None):
+        real_save(model, path, training_state)
+        if training_state["step"] == 10:                 # both signals land right after the rename
+            signal.raise_signal(signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)
+    monkeypatch.setattr(training.checkpoint, "save", save)
+    with pytest.raises(TrainingInterrupted) as stopped:
+        runs.cached_run(str(tmp_path), "a", progress=False, **{**REQUEST, "steps": 20, "seed": 0})
+    assert saved_step(os.path.join(str(tmp_path), "runs", "a")) == 10
+    assert stopped.value.step == 10 and "step 10" in str(stopped.value)
+
+
 def test_the_estimate_charges_an_interrupted_run_only_the_updates_it_has_left(tmp_path, monkeypatch, terminal_sigint):
     """A run stopped after its fifth update (a real SIGINT, during the save of that step's
     history) continues from there: the estimate charges it 20 - 5 updates, a fresh run all 20."""

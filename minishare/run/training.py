@@ -157,6 +157,18 @@ def _run_training(arguments, out, resume, progress, overwrite, dp, writes, warmu
     return {"model": model, "trainer": trainer, "history": history, "final": final}
 
 
+def _step_on_disk(path, saved):
+    """The step of the checkpoint at ``path`` after a second signal: ``saved["step"]``, unless the
+    signal cut a save short. The file is written whole and then renamed into place, so it is then
+    the old one or the new one, and the file itself says which."""
+    if saved.get("writing") in (None, saved["step"]):
+        return saved["step"]
+    try:
+        return checkpoint.load(path, with_training_state=True)[1]["step"]
+    except (OSError, checkpoint.CheckpointError):       # not renamed into place yet: none or the old
+        return saved["step"]
+
+
 def _train_saving(model, trainer, out, save_every, resumed, writes=True, identity=None):
     """Train, saving checkpoint and history every ``save_every`` steps, on a stop request and
     at the end; see run_training for what stops it. Each checkpoint records the run's
@@ -169,6 +181,7 @@ def _train_saving(model, trainer, out, save_every, resumed, writes=True, identit
             return
         if not all(bool(backend.xp.isfinite(p.data).all()) for p in model.parameters()):
             raise FloatingPointError(f"training diverged: the weights are not finite after step {trainer.step}")
+        saved["writing"] = trainer.step
         checkpoint.save(model, ckpt, {**trainer.state_dict(), "run": identity})
         saved["step"] = trainer.step
         save_history(trainer.history, os.path.join(out, "history.csv"))
@@ -194,6 +207,7 @@ def _train_saving(model, trainer, out, save_every, resumed, writes=True, identit
                     if saved["step"] is not None else f"no checkpoint was saved yet; the history is in {out}")
             raise TrainingDiverged(f"{err}; {kept}") from None
         except KeyboardInterrupt:       # a second signal: stopped at once, mid-step or mid-save
+            saved["step"] = _step_on_disk(ckpt, saved)
             if saved["step"] is None:
                 raise
             raise TrainingInterrupted(
