@@ -13,21 +13,27 @@ import pytest
 glibc = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
 
 
-def _faults_of_reallocating(keep):
-    """Minor page faults of allocating eight 4 MB arrays together and freeing them, 10 times over
-    (as a step's activations are), in a fresh process with or without minishare's setting."""
-    code = (f"import numpy, resource\n"
-            f"import minishare{'; minishare.backend.keep_freed_memory()' if keep else ''}\n"
+def _printed_by(setup, body):
+    """The last line a fresh Python process prints, which imports numpy and minishare, runs
+    ``setup``, defines ``step()`` (eight 4 MB arrays allocated together and freed, as a step's
+    activations are) and runs ``body``."""
+    code = (f"import ctypes, resource, threading, numpy, minishare\n{setup}\n"
             "def step():\n"
             "    arrays = [numpy.ones(1 << 20, dtype=numpy.float32) for _ in range(8)]\n"
-            "step()\n"
-            "before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
-            "for _ in range(10):\n"
-            "    step()\n"
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)\n")
+            f"{body}")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
-    return int(done.stdout.strip().splitlines()[-1])
+    return done.stdout.strip().splitlines()[-1]
+
+
+def _faults_of_reallocating(keep):
+    """Minor page faults of ``step()`` 10 times over, with or without minishare's setting."""
+    return int(_printed_by("minishare.backend.keep_freed_memory()" if keep else "",
+                           "step()\n"
+                           "before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
+                           "for _ in range(10):\n"
+                           "    step()\n"
+                           "print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)\n"))
 
 
 @pytest.mark.skipif(not glibc, reason="mallopt is glibc's")
@@ -40,27 +46,20 @@ def test_once_asked_a_freed_array_is_reused_without_page_faults():
 
 
 def _peak_of_a_thread_then_the_main_thread(arenas=None):
-    """MB by which the resident peak rises when a worker thread allocates eight 4 MB arrays and
-    frees them, and then the main thread allocates eight (as the elementwise blocks on a second
-    thread and the step around them do), in a fresh process after ``keep_freed_memory``;
-    ``arenas``: glibc's per-thread heaps set back to this many afterwards."""
+    """MB by which the resident peak rises when a worker thread runs ``step()`` and then the main
+    thread does (as the elementwise blocks on a second thread and the step around them do), after
+    ``keep_freed_memory``; ``arenas``: glibc's per-thread heaps set back to this many afterwards."""
     reset = "" if arenas is None else f"ctypes.CDLL('libc.so.6').mallopt(-8, {arenas})  # M_ARENA_MAX"
-    code = ("import ctypes, threading, numpy, minishare\n"
-            "minishare.backend.keep_freed_memory()\n"
-            f"{reset}\n"
-            "def kb(field):\n"
-            "    return int(next(l for l in open('/proc/self/status') if l.startswith(field)).split()[1])\n"
-            "def step():\n"
-            "    arrays = [numpy.ones(1 << 20, dtype=numpy.float32) for _ in range(8)]\n"
-            "open('/proc/self/clear_refs', 'w').write('5')   # the peak so far := what is resident\n"
-            "start = kb('VmRSS')\n"
-            "worker = threading.Thread(target=step)\n"
-            "worker.start(); worker.join()\n"
-            "step()\n"
-            "print((kb('VmHWM') - start) / 1024)\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
-    return float(done.stdout.strip().splitlines()[-1])
+    return float(_printed_by(
+        f"minishare.backend.keep_freed_memory()\n{reset}",
+        "def kb(field):\n"
+        "    return int(next(l for l in open('/proc/self/status') if l.startswith(field)).split()[1])\n"
+        "open('/proc/self/clear_refs', 'w').write('5')   # the peak so far := what is resident\n"
+        "start = kb('VmRSS')\n"
+        "worker = threading.Thread(target=step)\n"
+        "worker.start(); worker.join()\n"
+        "step()\n"
+        "print((kb('VmHWM') - start) / 1024)\n"))
 
 
 @pytest.mark.skipif(not glibc, reason="mallopt is glibc's")
