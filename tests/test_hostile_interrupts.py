@@ -86,10 +86,9 @@ except TrainingInterrupted as stop:
 
 @pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGHUP, signal.SIGTERM])
 def test_ctrl_c_in_parallel_training_saves_every_run_and_a_rerun_continues_them(number, tmp_path):
-    """The terminal's signal reaches the whole process group (the parent and its workers); the runs
-    in progress save after their step and the parent ends in one line, never a hang. So does a
-    SIGTERM to the whole group (``kill -- -PGID``, a service manager stopping the job), which each
-    worker receives twice: from the group and relayed by the parent."""
+    """The terminal's signal reaches the whole process group; the runs in progress save after their
+    step and the parent ends in one line, never a hang. So does a SIGTERM to the whole group
+    (``kill -- -PGID``, a service manager stopping the job)."""
     out = str(tmp_path)
     requests = {f"copy-s{seed}": {**REQUEST, "seed": seed} for seed in (0, 1)}
     process = start(["-c", DRIVER, out, json.dumps(requests)], start_new_session=True)
@@ -117,6 +116,44 @@ def test_ctrl_c_in_parallel_training_saves_every_run_and_a_rerun_continues_them(
     result = _resume_a_little(out, name, request, steps[folder])
     assert result[:steps[folder]] == first[folder]
     assert len(result) == steps[folder] + 3
+
+
+def stops_then_lingers(marker):
+    """A worker's task that stops at a SIGTERM as a run does (``stop_requests``) and then takes a
+    while to end, as a run does when it saves its files and unlocks its folder after its step."""
+    from minishare.train import stop_requests
+    with stop_requests([signal.SIGTERM]) as stop:
+        open(marker, "w").close()
+        while not stop:
+            time.sleep(0.01)
+    time.sleep(2)
+    return f"stopped by {stop.signal.name}"
+
+
+LINGERING = """
+import sys
+sys.path.insert(0, "tests")
+from minishare.experiments.runs import Stopped, worker_pool
+from test_hostile_interrupts import stops_then_lingers
+with worker_pool(1) as pool:
+    try:
+        for result in pool.imap_unordered(stops_then_lingers, [sys.argv[1]]):
+            print(result)
+    except Stopped:
+        sys.exit(3)
+"""
+
+
+def test_a_sigterm_to_the_whole_group_reaches_each_worker_once(tmp_path):
+    """The parent asks each worker to stop with one SIGTERM. A second, from the group, landing after
+    the worker's run stopped listening, would kill it there: its result lost, its folder locked
+    (seen in CI: a run that saved at step 19 was missing from the parent's line)."""
+    marker = str(tmp_path / "listening")
+    process = start(["-c", LINGERING, marker], start_new_session=True)
+    wait_for(lambda: os.path.exists(marker), process, "the worker's task to start")
+    os.killpg(process.pid, signal.SIGTERM)
+    out, err = process.communicate(timeout=300)
+    assert process.returncode == 3 and out.split() == ["stopped", "by", "SIGTERM"], (out, err)
 
 
 def _resume_a_little(out, name, request, step):

@@ -8,12 +8,12 @@ small, so one process per core does more work per second than one process using 
 its small matrix products. A worker whose parent is killed stops too (``stop_with_parent``).
 
 Stopping: the first SIGINT (Ctrl-C), SIGTERM or SIGHUP asks every run in progress to stop after
-its step, saved (the workers ignore SIGINT and SIGHUP, which reach a whole terminal's process
-group, and get one SIGTERM from here instead), waits for them and ends with one
-``TrainingInterrupted`` that names them; a second signal stops them at once, keeping their last
-checkpoints. Running the same requests again resumes each interrupted run from its checkpoint
-(``cached_run``), and the step times ``estimate`` measured are kept in ``OUT/step_times.json``, so
-a rerun does not time them again.
+its step, saved (each worker runs in a session of its own, so a signal to the terminal's whole
+process group or to ``kill -- -PGID`` reaches this process only, and each worker gets exactly one
+SIGTERM from here), waits for them and ends with one ``TrainingInterrupted`` that names them; a
+second signal stops them at once, keeping their last checkpoints. Running the same requests again
+resumes each interrupted run from its checkpoint (``cached_run``), and the step times ``estimate``
+measured are kept in ``OUT/step_times.json``, so a rerun does not time them again.
 """
 import contextlib
 import csv
@@ -241,9 +241,10 @@ class Stopped(Exception):
 class Workers:
     """``processes`` tasks at a time, each in a fresh interpreter of its own ("spawn", not "fork":
     a forked worker would inherit this process's already loaded BLAS and its threads) started
-    with ONE_THREAD in its environment, so NumPy loads single-threaded in each. A worker starts
-    with SIGINT and SIGHUP ignored, and is asked to stop with one SIGTERM (see the module); one
-    process a task, so no idle worker waits on a queue a stopped pool no longer serves."""
+    with ONE_THREAD in its environment, so NumPy loads single-threaded in each. A worker is asked
+    to stop with one SIGTERM (see the module) and listens to nothing else: it starts with SIGINT
+    and SIGHUP ignored, and leaves this process's group first thing (``_work``). One process a
+    task, so no idle worker waits on a queue a stopped pool no longer serves."""
 
     def __init__(self, processes):
         self.processes = processes
@@ -331,6 +332,11 @@ class Workers:
 
 def _work(send, function, task, parent):
     """Worker: ``function(task)`` sent back as ("done", result) or ("error", exception)."""
+    # A session of its own: were the parent's group's SIGTERM to reach it besides the one the parent
+    # relays, the second could land after its run saved and stopped listening, kill it there, and
+    # lose its result and leave its lock. (Until here SIGINT and SIGHUP are ignored, and a SIGTERM
+    # ends a worker that has not started its run: nothing is lost.)
+    os.setsid()
     stop_with_parent(parent)
     try:
         message = ("done", function(task))
