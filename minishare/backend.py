@@ -191,13 +191,6 @@ def erf(x):
     return asarray(host_erf(host).astype(host.dtype))
 
 
-def overflow_allowed():
-    """A block in which a float that overflows to ±inf is the answer wanted, not an error to
-    report: NumPy's error state, which the strict backend's arrays follow too. CuPy reports no
-    floating-point errors, so on a GPU the block changes nothing."""
-    return numpy.errstate(over="ignore")
-
-
 def max_along(x, axis):
     """The maximum of a float array along ``axis``, kept as an axis of size 1. NumPy is given -inf
     to start from, which changes no maximum: with a starting value its loop over short rows, such
