@@ -334,8 +334,8 @@ def _work(send, function, task, parent):
     """Worker: ``function(task)`` sent back as ("done", result) or ("error", exception)."""
     # A session of its own: were the parent's group's SIGTERM to reach it besides the one the parent
     # relays, the second could land after its run saved and stopped listening, kill it there, and
-    # lose its result and leave its lock. (Until here SIGINT and SIGHUP are ignored, and a SIGTERM
-    # ends a worker that has not started its run: nothing is lost.)
+    # lose its result and leave its lock. (Before this line, the group's SIGINT and SIGHUP are
+    # ignored here, and its SIGTERM ends a worker that has not started its run: nothing is lost.)
     os.setsid()
     stop_with_parent(parent)
     try:
